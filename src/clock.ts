@@ -1,0 +1,17 @@
+// Time comes from a Clock so tests can move it; timestamps on the wire use Resend's Postgres text format.
+
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** Formats epoch milliseconds as Resend does: "2026-04-03 22:13:42.674+00". */
+export function toTimestamp(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '+00');
+}
+
+/** Parses a timestamp written by toTimestamp back to epoch milliseconds. */
+export function fromTimestamp(text: string): number {
+  return Date.parse(text.replace(' ', 'T').replace('+00', 'Z'));
+}

@@ -1,0 +1,59 @@
+import pino, { type Logger } from 'pino';
+import { systemClock, type Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
+import { createTransport, type Transport } from './delivery/transports.ts';
+import { openDb, type Db } from './store/db.ts';
+import { migrate } from './store/migrations/index.ts';
+
+/** The composition root: everything a request or a job needs, passed explicitly. */
+export interface Context {
+  readonly config: Config;
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly keyUsage: KeyUsage;
+  readonly transport: Transport;
+  /** Jobs were committed in this process: an in-process worker should look now, not at its next poll. */
+  readonly jobsAdded: JobSignal;
+}
+
+export interface JobSignal {
+  notify(): void;
+  subscribe(listener: () => void): () => void;
+}
+
+function createJobSignal(): JobSignal {
+  const listeners = new Set<() => void>();
+  return {
+    notify: () => listeners.forEach((listener) => listener()),
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+/** Opens and migrates the database and wires the context. */
+export async function createContext(config: Config, options: { clock?: Clock; log?: Logger } = {}): Promise<Context> {
+  const log = options.log ?? pino({ level: config.logLevel });
+  const clock = options.clock ?? systemClock;
+  const db = openDb(config.databaseUrl);
+  await migrate(db);
+  return {
+    config,
+    db,
+    clock,
+    log,
+    keyUsage: createKeyUsage(db, clock, log),
+    transport: createTransport(config, db, clock),
+    jobsAdded: createJobSignal(),
+  };
+}
+
+/** Flushes what is buffered and closes every resource the context holds. */
+export async function closeContext(ctx: Context): Promise<void> {
+  await ctx.keyUsage.close();
+  ctx.transport.close();
+  await ctx.db.destroy();
+}

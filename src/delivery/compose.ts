@@ -1,0 +1,52 @@
+import { convert } from 'html-to-text';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import type { AttachmentRow, EmailRow } from '../store/emails.ts';
+
+/** The header that carries an email's tags, as `name=value` pairs separated by commas. */
+export const TAGS_HEADER = 'X-Mailroom-Tags';
+
+/** The text part: as given, none when given as "", else generated from the html. */
+export function textPart(html: string | null, text: string | null): string | undefined {
+  if (text !== null) return text === '' ? undefined : text;
+  return html === null ? undefined : convert(html, { wordwrap: 78 });
+}
+
+function headersOf(email: EmailRow): Record<string, string> {
+  const headers: Record<string, string> = email.headers ? JSON.parse(email.headers) : {};
+  if (email.tags) {
+    const tags: { name: string; value?: string }[] = JSON.parse(email.tags);
+    headers[TAGS_HEADER] = tags.map((t) => (t.value ? `${t.name}=${t.value}` : t.name)).join(', ');
+  }
+  return headers;
+}
+
+/**
+ * Builds the MIME message of an email with nodemailer's MailComposer: html and text as alternatives,
+ * inline attachments (with a Content-ID) beside the html in multipart/related, the others after.
+ * The Message-ID comes from the email row, so every retry sends the same message. Bcc stays out of
+ * the headers: it exists only in the envelope.
+ */
+export function composeMessage(email: EmailRow, attachments: AttachmentRow[], date: Date): Promise<Buffer> {
+  const list = (json: string): string[] => JSON.parse(json);
+  const composer = new MailComposer({
+    from: email.from,
+    to: list(email.to),
+    cc: list(email.cc),
+    replyTo: list(email.reply_to),
+    subject: email.subject,
+    messageId: email.message_id,
+    date,
+    headers: headersOf(email),
+    html: email.html ?? undefined,
+    text: textPart(email.html, email.text),
+    attachments: attachments.map((a) => ({
+      filename: a.filename ?? undefined,
+      content: a.content,
+      contentType: a.content_type ?? undefined,
+      cid: a.content_id ?? undefined,
+    })),
+  });
+  return new Promise((resolve, reject) => {
+    composer.compile().build((error, message) => (error ? reject(error) : resolve(message)));
+  });
+}

@@ -1,0 +1,65 @@
+import { domainToASCII } from 'node:url';
+import { invalidField } from '../http/errors.ts';
+
+export interface Mailbox {
+  /** Display name, unquoted; undefined when none was given. */
+  name: string | undefined;
+  /** The addr-spec with its domain in ASCII (punycode), safe for an SMTP envelope. */
+  address: string;
+}
+
+// RFC 5322 dot-atom local part, or a quoted string without line breaks.
+const LOCAL_PART = /^(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*|"(?:[^"\\\r\n]|\\[^\r\n])*")$/;
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+function asciiDomain(domain: string): string | undefined {
+  const ascii = domainToASCII(domain.toLowerCase());
+  if (!ascii || ascii.length > 253) return undefined;
+  const labels = ascii.split('.');
+  if (labels.length < 2 || !labels.every((label) => LABEL.test(label))) return undefined;
+  const tld = labels[labels.length - 1]!;
+  return /^[a-z]{2,63}$|^xn--[a-z0-9-]+$/.test(tld) ? ascii : undefined;
+}
+
+/** Checks an addr-spec and returns it with an ASCII domain; undefined when it is not one. */
+export function normalizeAddress(value: string): string | undefined {
+  const at = value.lastIndexOf('@');
+  if (at <= 0) return undefined;
+  const local = value.slice(0, at);
+  const domain = asciiDomain(value.slice(at + 1));
+  if (!domain || local.length > 64 || !LOCAL_PART.test(local)) return undefined;
+  const address = `${local}@${domain}`;
+  return address.length <= 254 ? address : undefined;
+}
+
+/**
+ * Parses `addr` or `Name <addr>` (the name optionally quoted). Line breaks are refused anywhere, so
+ * nothing a client sends can start a new header or SMTP command.
+ */
+export function parseMailbox(value: string, field: string): Mailbox {
+  const invalid = () =>
+    invalidField(field, `"${value}" is not a valid email address; use \`email@example.com\` or \`Name <email@example.com>\`.`);
+  if (/[\r\n\0]/.test(value)) throw invalid();
+  const trimmed = value.trim();
+  const angle = trimmed.match(/^(.*?)\s*<([^<>]*)>$/s);
+  const address = normalizeAddress(angle ? angle[2]!.trim() : trimmed);
+  if (!address) throw invalid();
+  let name = angle?.[1]?.trim();
+  if (name?.startsWith('"') && name.endsWith('"') && name.length >= 2) {
+    name = name.slice(1, -1).replace(/\\(.)/g, '$1');
+  }
+  return { name: name || undefined, address };
+}
+
+/** A string or an array of strings, as the API accepts them, as a list. */
+export function toList(value: string | string[] | undefined): string[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+/** Formats a mailbox back to `Name <addr>` for storage and display. */
+export function formatMailbox(mailbox: Mailbox): string {
+  if (!mailbox.name) return mailbox.address;
+  const quoted = /[()<>[\]:;@\\,."]/.test(mailbox.name) ? `"${mailbox.name.replace(/(["\\])/g, '\\$1')}"` : mailbox.name;
+  return `${quoted} <${mailbox.address}>`;
+}

@@ -1,0 +1,88 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { toTimestamp } from '../clock.ts';
+import type { Context } from '../context.ts';
+import { AppError, missingField, notFound } from '../http/errors.ts';
+import { newId } from '../ids.ts';
+import * as store from '../store/api-keys.ts';
+import type { PageRequest } from '../store/paginate.ts';
+
+export type Permission = 'full_access' | 'sending_access';
+
+/** Tokens are only ever stored as this hash. SHA-256 suffices: tokens are 240 random bits, not passwords. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+function newToken(): string {
+  return `re_${randomBytes(30).toString('base64url')}`;
+}
+
+function checkName(name: string | undefined): string {
+  if (name === undefined) throw missingField('name');
+  if (name.length > 50) throw new AppError('validation_error', 'Invalid `name` field: must be at most 50 characters.');
+  return name;
+}
+
+async function storeKey(
+  ctx: Context,
+  token: string,
+  name: string,
+  permission: Permission,
+  domainId: string | null,
+): Promise<string> {
+  const id = newId();
+  await store.insertApiKey(ctx.db, {
+    id,
+    name,
+    token_hash: hashToken(token),
+    permission,
+    domain_id: domainId,
+    created_at: toTimestamp(ctx.clock.now()),
+    last_used_at: null,
+  });
+  return id;
+}
+
+/** Creates a key and returns its token, the only time the token is ever shown. */
+export async function createApiKey(
+  ctx: Context,
+  input: { name?: string; permission?: string; domain_id?: string },
+): Promise<{ id: string; token: string }> {
+  const name = checkName(input.name);
+  const permission = input.permission ?? 'full_access';
+  if (permission !== 'full_access' && permission !== 'sending_access') {
+    throw new AppError('invalid_access', 'Access must be "full_access" | "sending_access"');
+  }
+  const token = newToken();
+  const id = await storeKey(ctx, token, name, permission, input.domain_id ?? null);
+  return { id, token };
+}
+
+/**
+ * At start: MAILROOM_API_KEY, when set, is a full-access key; with no key at all, one is created.
+ * Returns the token of a key created now, so that it can be printed once.
+ */
+export async function seedApiKey(ctx: Context): Promise<string | undefined> {
+  const configured = ctx.config.apiKey;
+  if (configured !== undefined) {
+    if (!(await store.findApiKeyByHash(ctx.db, hashToken(configured)))) {
+      await storeKey(ctx, configured, 'MAILROOM_API_KEY', 'full_access', null);
+    }
+    return undefined;
+  }
+  if ((await store.countApiKeys(ctx.db)) > 0) return undefined;
+  const { token } = await createApiKey(ctx, { name: 'Default', permission: 'full_access' });
+  return token;
+}
+
+export async function listApiKeys(ctx: Context, page: PageRequest) {
+  return store.listApiKeys(ctx.db, page);
+}
+
+export async function renameApiKey(ctx: Context, id: string, input: { name?: string }): Promise<void> {
+  if (!(await store.renameApiKey(ctx.db, id, checkName(input.name)))) throw notFound('API key');
+}
+
+export async function deleteApiKey(ctx: Context, id: string): Promise<void> {
+  if (!(await store.deleteApiKey(ctx.db, id))) throw notFound('API key');
+}

@@ -1,0 +1,110 @@
+import { toTimestamp } from '../clock.ts';
+import type { Context } from '../context.ts';
+import { AppError, invalidField, missingField } from '../http/errors.ts';
+import type { SendEmailInput } from '../http/schemas.ts';
+import { newId } from '../ids.ts';
+import type { EmailRows } from '../store/emails.ts';
+import { formatMailbox, parseMailbox, toList, type Mailbox } from './addresses.ts';
+import { loadAttachments } from './attachments.ts';
+import { parseScheduledAt } from './schedule.ts';
+
+export const MAX_RECIPIENTS_PER_FIELD = 50;
+
+/** An email that passed every rule, as the rows to store and the time its job is due. */
+export interface PreparedEmail extends EmailRows {
+  runAt: number;
+}
+
+// Headers Mailroom writes itself from the payload's fields; setting them twice would corrupt the message.
+const RESERVED_HEADERS = new Set([
+  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'sender',
+  'mime-version', 'content-type', 'content-transfer-encoding', 'x-mailroom-tags',
+]);
+const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]{1,100}$/;
+
+function checkHeaders(headers: Record<string, string> | undefined): Record<string, string> | null {
+  if (headers === undefined || Object.keys(headers).length === 0) return null;
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) throw invalidField(`headers.${name}`, 'a header name is printable ASCII without ":" or spaces.');
+    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      throw invalidField(`headers.${name}`, 'this header is set from the email fields; use those instead.');
+    }
+    if (/[\r\n\0]/.test(value)) throw invalidField(`headers.${name}`, 'a header value must not contain line breaks.');
+    if (value.length > 2000) throw invalidField(`headers.${name}`, 'a header value is at most 2000 characters.');
+  }
+  return headers;
+}
+
+function addressList(value: string | string[] | undefined, field: string): Mailbox[] {
+  const list = toList(value);
+  if (list.length > MAX_RECIPIENTS_PER_FIELD) {
+    throw invalidField(field, `at most ${MAX_RECIPIENTS_PER_FIELD} addresses are allowed.`);
+  }
+  return list.map((entry, i) => parseMailbox(entry, Array.isArray(value) ? `${field}[${i}]` : field));
+}
+
+/** The bare addresses of the envelope: to, cc and bcc, each once (compared without case). */
+function envelopeRecipients(mailboxes: Mailbox[]): string[] {
+  const seen = new Map<string, string>();
+  for (const { address } of mailboxes) {
+    if (!seen.has(address.toLowerCase())) seen.set(address.toLowerCase(), address);
+  }
+  return [...seen.values()];
+}
+
+const listJson = (mailboxes: Mailbox[]) => JSON.stringify(mailboxes.map(formatMailbox));
+
+/**
+ * Checks a send payload against every rule of POST /emails and turns it into rows. Remote attachments
+ * are fetched here, so an accepted email never depends on a URL staying up.
+ */
+export async function prepareEmail(ctx: Context, input: SendEmailInput): Promise<PreparedEmail> {
+  if (input.template !== undefined) {
+    throw new AppError('validation_error', 'Sending with `template` is not supported yet.');
+  }
+  if (input.topic_id !== undefined) {
+    throw new AppError('validation_error', 'Sending with `topic_id` is not supported yet.');
+  }
+  if (input.from === undefined) throw missingField('from');
+  if (input.subject === undefined) throw missingField('subject');
+  if (input.html === undefined && input.text === undefined) throw missingField('html` or `text');
+
+  const from = parseMailbox(input.from, 'from');
+  const to = addressList(input.to, 'to');
+  if (to.length === 0) throw missingField('to');
+  const cc = addressList(input.cc, 'cc');
+  const bcc = addressList(input.bcc, 'bcc');
+  const replyTo = addressList(input.reply_to, 'reply_to');
+  const headers = checkHeaders(input.headers);
+  const now = ctx.clock.now();
+  const runAt = input.scheduled_at === undefined ? now : parseScheduledAt(input.scheduled_at, now);
+
+  const id = newId();
+  const attachments = await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
+  const recipients = envelopeRecipients([...to, ...cc, ...bcc]);
+  const initialStatus = input.scheduled_at === undefined ? 'queued' : 'scheduled';
+
+  return {
+    runAt,
+    email: {
+      id,
+      from: formatMailbox(from),
+      to: listJson(to),
+      cc: listJson(cc),
+      bcc: listJson(bcc),
+      reply_to: listJson(replyTo),
+      // Line breaks in a subject would end the header: fold them to spaces, as mail clients do.
+      subject: input.subject.replace(/[\r\n]+/g, ' '),
+      html: input.html ?? null,
+      text: input.text ?? null,
+      headers: headers && JSON.stringify(headers),
+      tags: input.tags && input.tags.length > 0 ? JSON.stringify(input.tags) : null,
+      message_id: `<${id}@${from.address.split('@')[1]}>`,
+      scheduled_at: input.scheduled_at === undefined ? null : toTimestamp(runAt),
+      last_event: initialStatus,
+      created_at: toTimestamp(now),
+    },
+    recipients: recipients.map((address) => ({ email_id: id, address, status: initialStatus })),
+    attachments,
+  };
+}

@@ -1,0 +1,138 @@
+import { toTimestamp } from '../clock.ts';
+import type { Context } from '../context.ts';
+import { AppError, notFound } from '../http/errors.ts';
+import type { SendEmailInput } from '../http/schemas.ts';
+import { newId } from '../ids.ts';
+import * as emails from '../store/emails.ts';
+import * as jobs from '../store/jobs.ts';
+import type { PageRequest } from '../store/paginate.ts';
+import { prepareEmail, type PreparedEmail } from './email-input.ts';
+import { parseScheduledAt } from './schedule.ts';
+
+export const SEND_EMAIL_TASK = 'send-email';
+
+export const sendJobKey = (emailId: string) => `${SEND_EMAIL_TASK}:${emailId}`;
+
+function sendJob(ctx: Context, prepared: PreparedEmail): jobs.JobRow {
+  return {
+    id: newId(),
+    task: SEND_EMAIL_TASK,
+    key: sendJobKey(prepared.email.id),
+    payload: JSON.stringify({ email_id: prepared.email.id }),
+    run_at: prepared.runAt,
+    attempts: 0,
+    max_attempts: ctx.config.worker.maxAttempts,
+    locked_by: null,
+    locked_at: null,
+    last_error: null,
+    created_at: ctx.clock.now(),
+  };
+}
+
+/**
+ * Stores prepared emails and their send jobs in one transaction (the outbox): once this returns,
+ * every email is on disk with the job that will deliver it. Then wakes the in-process worker.
+ */
+export async function storeEmails(ctx: Context, prepared: PreparedEmail[]): Promise<void> {
+  await ctx.db.transaction().execute(async (tx) => {
+    await emails.insertEmails(tx, prepared);
+    await jobs.addJobs(tx, prepared.map((p) => sendJob(ctx, p)));
+  });
+  ctx.jobsAdded.notify();
+}
+
+/** POST /emails: validate, store durably, answer with the id. */
+export async function sendEmail(ctx: Context, input: SendEmailInput): Promise<{ id: string }> {
+  const prepared = await prepareEmail(ctx, input);
+  await storeEmails(ctx, [prepared]);
+  return { id: prepared.email.id };
+}
+
+const list = (json: string): string[] => JSON.parse(json);
+
+function toListItem(row: Pick<emails.EmailRow, 'id' | 'to' | 'from' | 'created_at' | 'subject' | 'bcc' | 'cc' | 'reply_to' | 'last_event' | 'scheduled_at'>) {
+  return {
+    id: row.id,
+    to: list(row.to),
+    from: row.from,
+    created_at: row.created_at,
+    subject: row.subject,
+    bcc: list(row.bcc),
+    cc: list(row.cc),
+    reply_to: list(row.reply_to),
+    last_event: row.last_event,
+    scheduled_at: row.scheduled_at,
+  };
+}
+
+async function findEmailOrThrow(ctx: Context, id: string): Promise<emails.EmailRow> {
+  const row = await emails.findEmail(ctx.db, id);
+  if (!row) throw notFound('Email');
+  return row;
+}
+
+/** Resend's email object. */
+export async function getEmail(ctx: Context, id: string) {
+  const row = await findEmailOrThrow(ctx, id);
+  return {
+    object: 'email' as const,
+    ...toListItem(row),
+    message_id: row.message_id,
+    html: row.html,
+    text: row.text,
+    tags: row.tags ? (JSON.parse(row.tags) as { name: string; value?: string }[]).map((t) => ({ name: t.name, value: t.value ?? '' })) : [],
+  };
+}
+
+export async function listEmails(ctx: Context, page: PageRequest) {
+  const result = await emails.listEmails(ctx.db, page);
+  return { has_more: result.has_more, data: result.data.map(toListItem) };
+}
+
+const NOT_SCHEDULED = 'Only scheduled emails that have not been sent can be changed.';
+
+/** PATCH /emails/:id: moves a scheduled email to a new time. */
+export async function rescheduleEmail(ctx: Context, id: string, scheduledAt: string | undefined): Promise<void> {
+  await findEmailOrThrow(ctx, id);
+  if (scheduledAt === undefined) throw new AppError('missing_required_field', 'Missing `scheduled_at` field.');
+  const runAt = parseScheduledAt(scheduledAt, ctx.clock.now());
+  await ctx.db.transaction().execute(async (tx) => {
+    const row = await emails.findEmail(tx, id);
+    if (row?.last_event !== 'scheduled' || !(await jobs.moveJob(tx, sendJobKey(id), runAt))) {
+      throw new AppError('validation_error', NOT_SCHEDULED);
+    }
+    await emails.setSchedule(tx, id, toTimestamp(runAt));
+  });
+  ctx.jobsAdded.notify();
+}
+
+/** POST /emails/:id/cancel: a scheduled email is not sent after all. */
+export async function cancelEmail(ctx: Context, id: string): Promise<void> {
+  await findEmailOrThrow(ctx, id);
+  await ctx.db.transaction().execute(async (tx) => {
+    const row = await emails.findEmail(tx, id);
+    if (row?.last_event !== 'scheduled' || !(await jobs.cancelJob(tx, sendJobKey(id)))) {
+      throw new AppError('validation_error', NOT_SCHEDULED);
+    }
+    await emails.setLastEvent(tx, id, 'canceled');
+    await emails.setRecipientsStatus(tx, id, 'canceled');
+    await emails.insertEvents(tx, [
+      { id: newId(), email_id: id, type: 'canceled', recipient: null, response: null, created_at: toTimestamp(ctx.clock.now()) },
+    ]);
+  });
+}
+
+/** The raw MIME of a captured email (capture mode keeps what it would have sent). */
+export async function getCapturedEmail(ctx: Context, id: string) {
+  await findEmailOrThrow(ctx, id);
+  const raw = await emails.findCapturedMessage(ctx.db, id);
+  if (!raw) throw notFound('Captured message');
+  return { object: 'captured_email' as const, id, raw: raw.toString('utf8') };
+}
+
+/** Every delivery event of an email, oldest first. */
+export async function listEmailEvents(ctx: Context, id: string) {
+  await findEmailOrThrow(ctx, id);
+  const rows = await emails.listEvents(ctx.db, id);
+  return { has_more: false, data: rows.map(({ email_id: _, ...event }) => event) };
+}

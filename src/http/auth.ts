@@ -1,0 +1,40 @@
+import type { FastifyRequest } from 'fastify';
+import type { Context } from '../context.ts';
+import { hashToken } from '../domain/api-keys.ts';
+import { findApiKeyByHash, type ApiKeyRow } from '../store/api-keys.ts';
+import { AppError } from './errors.ts';
+
+/** Who may call a route: anyone, any key (sending routes), or a full-access key (the default). */
+export type Access = 'public' | 'sending' | 'full';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+  interface FastifyRequest {
+    apiKey: ApiKeyRow | null;
+  }
+}
+
+function bearerToken(header: string | undefined): string | undefined {
+  const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
+  return match?.[1];
+}
+
+/** onRequest hook: resolves `Authorization: Bearer <token>` to a key and checks its permission. */
+export function authenticate(ctx: Context) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const access = request.routeOptions.config.access ?? 'full';
+    // Unknown routes answer 404 (or 405) to anyone.
+    if (access === 'public' || request.is404) return;
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
+    const key = await findApiKeyByHash(ctx.db, hashToken(token));
+    if (!key) throw new AppError('invalid_api_key', 'API key is invalid.');
+    if (access === 'full' && key.permission !== 'full_access') {
+      throw new AppError('restricted_api_key', 'This API key is restricted to only send emails.');
+    }
+    ctx.keyUsage.touch(key.id);
+    request.apiKey = key;
+  };
+}

@@ -1,0 +1,65 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, invalidField, missingField } from './errors.ts';
+
+interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+  parentSchema?: { description?: string };
+}
+
+/** "/tags/0/name" -> "tags[0].name", as a client wrote it. */
+function fieldName(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').slice(1);
+  if (child !== undefined) parts.push(child);
+  return parts.reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
+}
+
+/** Turns Ajv's first complaint into Resend's wording: a missing field, or an invalid one by name. */
+function fromSchemaErrors(errors: SchemaError[], context: string | undefined): AppError {
+  const required = errors.find((e) => e.keyword === 'required');
+  if (required) return missingField(fieldName(required.instancePath, String(required.params.missingProperty)));
+  // A value matching no branch of a union: the union's description says what was expected.
+  const union = errors.find((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  const error = union ?? errors[0]!;
+  const field = fieldName(error.instancePath) || (context === 'body' ? 'body' : (context ?? 'request'));
+  if (union?.parentSchema?.description) return invalidField(field, `expected ${union.parentSchema.description}.`);
+  const allowed = error.params.allowedValues as unknown[] | undefined;
+  const detail = allowed ? `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}` : error.message;
+  return invalidField(field, `${detail}.`);
+}
+
+/** Maps anything thrown while serving a request to an AppError. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const e = error as FastifyError & { validation?: SchemaError[] };
+  if (e.validation) return fromSchemaErrors(e.validation, e.validationContext);
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is larger than this endpoint accepts.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('malformed_request', 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('malformed_request', 'The Content-Type of the request must be application/json.');
+  }
+  if (error instanceof SyntaxError || e.statusCode === 400) {
+    return new AppError('malformed_request', 'The request body is not valid JSON.');
+  }
+  if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
+    return new AppError('malformed_request', 'The request could not be read.');
+  }
+  return new AppError('internal_server_error', 'An unexpected error occurred.');
+}
+
+/** The one error handler: a Resend-shaped body, and 5xx details only in the log, under the request id. */
+export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const appError = toAppError(error);
+  const body = appError.toBody();
+  if (appError.status >= 500) {
+    request.log.error({ err: error }, 'unexpected error');
+    body.message = `${body.message} Request id: ${request.id}.`;
+  }
+  void reply.status(appError.status).send(body);
+}

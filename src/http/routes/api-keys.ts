@@ -1,0 +1,65 @@
+import { Type } from 'typebox';
+import type { App } from '../../app.ts';
+import type { Context } from '../../context.ts';
+import * as apiKeys from '../../domain/api-keys.ts';
+import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { deleted, IdParams, listOfSchema, objectId } from '../schemas.ts';
+
+const ApiKeyListItem = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  created_at: Type.String(),
+  last_used_at: Type.Union([Type.String(), Type.Null()]),
+});
+
+export function apiKeyRoutes(app: App, ctx: Context): void {
+  app.post(
+    '/api-keys',
+    {
+      schema: {
+        summary: 'Create an API key; the token is shown only here',
+        body: Type.Object({
+          name: Type.String(),
+          permission: Type.Optional(Type.String({ description: '"full_access" (default) or "sending_access"' })),
+          domain_id: Type.Optional(Type.String({ description: 'Restricts a sending key to one domain' })),
+        }),
+        response: { 201: Type.Object({ object: Type.Literal('api_key'), id: Type.String(), token: Type.String() }) },
+      },
+    },
+    async (request, reply) => {
+      const key = await apiKeys.createApiKey(ctx, request.body);
+      return reply.status(201).send({ object: 'api_key' as const, ...key });
+    },
+  );
+
+  app.get(
+    '/api-keys',
+    { schema: { summary: 'List API keys', querystring: PageQuery, response: { 200: listOfSchema(ApiKeyListItem) } } },
+    async (request) => listOf(await apiKeys.listApiKeys(ctx, parsePage(request.query, { everything: true }))),
+  );
+
+  app.patch(
+    '/api-keys/:id',
+    {
+      schema: {
+        summary: 'Rename an API key',
+        params: IdParams,
+        body: Type.Object({ name: Type.String() }),
+        response: { 200: objectId('api_key') },
+      },
+    },
+    async (request) => {
+      await apiKeys.renameApiKey(ctx, request.params.id, request.body);
+      return { object: 'api_key' as const, id: request.params.id };
+    },
+  );
+
+  app.delete(
+    '/api-keys/:id',
+    { schema: { summary: 'Delete an API key', params: IdParams, response: { 200: deleted('api_key') } } },
+    async (request) => {
+      await apiKeys.deleteApiKey(ctx, request.params.id);
+      return { object: 'api_key' as const, id: request.params.id, deleted: true };
+    },
+  );
+}

@@ -1,0 +1,20 @@
+import { sql } from 'kysely';
+import { Type } from 'typebox';
+import type { App } from '../../app.ts';
+import type { Context } from '../../context.ts';
+
+export function systemRoutes(app: App, ctx: Context): void {
+  app.get(
+    '/health',
+    {
+      config: { access: 'public' },
+      schema: { summary: 'Liveness: the database is open and migrated', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+    },
+    async () => {
+      await sql`select 1`.execute(ctx.db);
+      return { status: 'ok' as const };
+    },
+  );
+
+  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,61 @@
+import { parseArgs } from 'node:util';
+import { buildApp, type App } from './app.ts';
+import { ConfigError, readConfig, type Role } from './config.ts';
+import { closeContext, createContext } from './context.ts';
+import { seedApiKey } from './domain/api-keys.ts';
+import { Runner } from './workers/runner.ts';
+import { tasks } from './workers/tasks.ts';
+
+// Process entry: config -> db -> migrate -> context -> http and/or worker; SIGTERM and SIGINT drain.
+
+function readRole(): Role {
+  const { values } = parseArgs({ options: { role: { type: 'string', default: 'all' } } });
+  if (values.role === 'all' || values.role === 'api' || values.role === 'worker') return values.role;
+  throw new ConfigError(`Invalid --role: expected all, api or worker, got "${values.role}"`);
+}
+
+async function main(): Promise<void> {
+  let role: Role;
+  let config;
+  try {
+    role = readRole();
+    config = readConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`mailroom: ${error.message}`);
+    process.exit(1);
+  }
+
+  const ctx = await createContext(config);
+  const token = await seedApiKey(ctx);
+  let app: App | undefined;
+  let runner: Runner | undefined;
+
+  if (role !== 'worker') {
+    app = await buildApp(ctx);
+    await app.listen({ port: config.port, host: config.host });
+    const mode = config.smtpUrl ? `relaying through ${new URL(config.smtpUrl).host}` : 'capture mode: mail is stored, not sent';
+    console.log(`Mailroom is listening on ${config.publicUrl} (${mode})`);
+  }
+  if (token) console.log(`Created a full-access API key; it is shown only this once:\n\n  ${token}\n`);
+  if (role !== 'api') {
+    runner = new Runner(ctx, tasks);
+    runner.start();
+    if (role === 'worker') console.log('Mailroom worker is running');
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.log.info({ signal }, 'shutting down');
+    await app?.close();
+    await runner?.stop(config.worker.shutdownTimeoutMs);
+    await closeContext(ctx);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+await main();

@@ -1,0 +1,44 @@
+import type { Db } from './db.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+import type { ApiKeyTable } from './schema.ts';
+
+export type ApiKeyRow = ApiKeyTable;
+
+export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
+  await db.insertInto('api_keys').values(row).execute();
+}
+
+/** The key whose token hashes to `tokenHash`, if it exists. */
+export async function findApiKeyByHash(db: Db, tokenHash: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+export async function countApiKeys(db: Db): Promise<number> {
+  const row = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function listApiKeys(db: Db, page: PageRequest) {
+  return selectPage(db.selectFrom('api_keys').select(['id', 'name', 'created_at', 'last_used_at']), 'id', page);
+}
+
+/** Renames a key; false when there is no such key. */
+export async function renameApiKey(db: Db, id: string, name: string): Promise<boolean> {
+  const result = await db.updateTable('api_keys').set({ name }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteApiKey(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Writes coalesced last-used times, one statement per key. */
+export async function touchApiKeys(db: Db, lastUsed: Map<string, string>): Promise<void> {
+  if (lastUsed.size === 0) return;
+  await db.transaction().execute(async (tx) => {
+    for (const [id, at] of lastUsed) {
+      await tx.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+    }
+  });
+}

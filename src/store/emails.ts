@@ -1,0 +1,98 @@
+import type { Db, Tx } from './db.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+import type { EmailAttachmentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
+
+export type EmailRow = EmailTable;
+export type RecipientRow = EmailRecipientTable;
+export type AttachmentRow = EmailAttachmentTable;
+export type EventRow = EmailEventTable;
+
+/** Everything one accepted email writes besides its job. */
+export interface EmailRows {
+  email: EmailRow;
+  recipients: RecipientRow[];
+  attachments: AttachmentRow[];
+}
+
+// SQLite binds at most 32,766 parameters per statement: large batches go in slices.
+const ROWS_PER_STATEMENT = 2000;
+
+async function insertSliced<T extends 'emails' | 'email_recipients' | 'email_attachments'>(
+  tx: Tx,
+  table: T,
+  rows: any[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    await tx.insertInto(table).values(rows.slice(i, i + ROWS_PER_STATEMENT)).execute();
+  }
+}
+
+/** Inserts emails with their recipients and attachments, in the caller's transaction. */
+export async function insertEmails(tx: Tx, emails: EmailRows[]): Promise<void> {
+  await insertSliced(tx, 'emails', emails.map((e) => e.email));
+  await insertSliced(tx, 'email_recipients', emails.flatMap((e) => e.recipients));
+  // Attachments can be tens of megabytes each: one row per statement.
+  for (const attachment of emails.flatMap((e) => e.attachments)) {
+    await tx.insertInto('email_attachments').values(attachment).execute();
+  }
+}
+
+export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | undefined> {
+  return db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listEmails(db: Db, page: PageRequest) {
+  const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at'] as const;
+  return selectPage(db.selectFrom('emails').select(columns), 'id', page);
+}
+
+export async function findRecipients(db: Db, emailId: string): Promise<RecipientRow[]> {
+  return db.selectFrom('email_recipients').selectAll().where('email_id', '=', emailId).execute();
+}
+
+export async function findAttachments(db: Db, emailId: string): Promise<AttachmentRow[]> {
+  return db.selectFrom('email_attachments').selectAll().where('email_id', '=', emailId).orderBy('position').execute();
+}
+
+export async function setLastEvent(tx: Db | Tx, id: string, lastEvent: string): Promise<void> {
+  await tx.updateTable('emails').set({ last_event: lastEvent }).where('id', '=', id).execute();
+}
+
+export async function setSchedule(tx: Tx, id: string, scheduledAt: string): Promise<void> {
+  await tx.updateTable('emails').set({ scheduled_at: scheduledAt }).where('id', '=', id).execute();
+}
+
+export async function setRecipientStatus(tx: Tx, emailId: string, address: string, status: string): Promise<void> {
+  await tx
+    .updateTable('email_recipients')
+    .set({ status })
+    .where('email_id', '=', emailId)
+    .where('address', '=', address)
+    .execute();
+}
+
+export async function setRecipientsStatus(tx: Tx, emailId: string, status: string): Promise<void> {
+  await tx.updateTable('email_recipients').set({ status }).where('email_id', '=', emailId).execute();
+}
+
+export async function insertEvents(tx: Db | Tx, events: EventRow[]): Promise<void> {
+  if (events.length > 0) await tx.insertInto('email_events').values(events).execute();
+}
+
+export async function listEvents(db: Db, emailId: string): Promise<EventRow[]> {
+  return db.selectFrom('email_events').selectAll().where('email_id', '=', emailId).orderBy('id').execute();
+}
+
+/** Stores the raw MIME of a captured email; a retried capture replaces the earlier copy. */
+export async function saveCapturedMessage(db: Db, emailId: string, raw: Buffer, at: string): Promise<void> {
+  await db
+    .insertInto('captured_messages')
+    .values({ email_id: emailId, raw, created_at: at })
+    .onConflict((oc) => oc.column('email_id').doUpdateSet({ raw, created_at: at }))
+    .execute();
+}
+
+export async function findCapturedMessage(db: Db, emailId: string): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('captured_messages').select('raw').where('email_id', '=', emailId).executeTakeFirst();
+  return row?.raw;
+}

@@ -1,0 +1,73 @@
+import type { Db, Tx } from './db.ts';
+import { isPostgres } from './db.ts';
+import type { JobTable } from './schema.ts';
+
+export type JobRow = JobTable;
+
+export async function addJobs(tx: Db | Tx, jobs: JobRow[]): Promise<void> {
+  if (jobs.length > 0) await tx.insertInto('jobs').values(jobs).execute();
+}
+
+/**
+ * Claims up to `limit` due jobs in one statement. On PostgreSQL, FOR UPDATE SKIP LOCKED lets many
+ * workers claim at once without waiting on, or taking, each other's rows; SQLite has one writer at a
+ * time, so the statement is atomic there as it stands. A job whose lock is older than `staleBefore`
+ * belongs to a worker that died and is taken over. Attempts count at claim time, so a job that
+ * crashes its worker still uses up its attempts.
+ */
+export async function claimJobs(
+  db: Db,
+  options: { workerId: string; now: number; limit: number; staleBefore: number },
+): Promise<JobRow[]> {
+  return db
+    .updateTable('jobs')
+    .set((eb) => ({ locked_by: options.workerId, locked_at: options.now, attempts: eb('attempts', '+', 1) }))
+    .where('id', 'in', (eb) => {
+      const due = eb
+        .selectFrom('jobs')
+        .select('id')
+        .where('run_at', '<=', options.now)
+        .where((w) =>
+          w.or([
+            w.and([w('locked_at', 'is', null), w('attempts', '<', w.ref('max_attempts'))]),
+            w('locked_at', '<', options.staleBefore),
+          ]),
+        )
+        .orderBy('run_at')
+        .limit(options.limit);
+      return isPostgres(db) ? due.forUpdate().skipLocked() : due;
+    })
+    .returningAll()
+    .execute();
+}
+
+/** Removes a finished job; call it in the transaction that records the job's outcome. */
+export async function completeJob(tx: Db | Tx, id: string): Promise<void> {
+  await tx.deleteFrom('jobs').where('id', '=', id).execute();
+}
+
+/** Unlocks a job to run again at `runAt`, keeping the error for inspection. */
+export async function retryJob(tx: Db | Tx, id: string, runAt: number, error: string): Promise<void> {
+  await tx
+    .updateTable('jobs')
+    .set({ run_at: runAt, locked_by: null, locked_at: null, last_error: error.slice(0, 2000) })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Moves a job that no worker holds yet; false when it is running or gone. */
+export async function moveJob(tx: Db | Tx, key: string, runAt: number): Promise<boolean> {
+  const result = await tx
+    .updateTable('jobs')
+    .set({ run_at: runAt })
+    .where('key', '=', key)
+    .where('locked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Deletes a job that no worker holds yet; false when it is running or gone. */
+export async function cancelJob(tx: Db | Tx, key: string): Promise<boolean> {
+  const result = await tx.deleteFrom('jobs').where('key', '=', key).where('locked_at', 'is', null).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

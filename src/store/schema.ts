@@ -1,0 +1,86 @@
+// Table types, in one place. Columns are snake_case so rows serialize without mapping. Public timestamps
+// are text in Resend's format (see clock.ts); internal scheduling times are epoch milliseconds. Lists and
+// objects are JSON text, booleans 0/1, so both dialects store and return the same values.
+
+export interface ApiKeyTable {
+  id: string;
+  name: string;
+  token_hash: string;
+  permission: 'full_access' | 'sending_access';
+  domain_id: string | null;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface EmailTable {
+  id: string;
+  from: string;
+  to: string;
+  cc: string;
+  bcc: string;
+  reply_to: string;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: string | null;
+  tags: string | null;
+  message_id: string;
+  scheduled_at: string | null;
+  last_event: string;
+  created_at: string;
+}
+
+export interface EmailRecipientTable {
+  email_id: string;
+  address: string;
+  status: string;
+}
+
+export interface EmailAttachmentTable {
+  email_id: string;
+  position: number;
+  filename: string | null;
+  content_type: string | null;
+  content_id: string | null;
+  content: Buffer;
+}
+
+export interface EmailEventTable {
+  id: string;
+  email_id: string;
+  type: string;
+  recipient: string | null;
+  response: string | null;
+  created_at: string;
+}
+
+export interface CapturedMessageTable {
+  email_id: string;
+  raw: Buffer;
+  created_at: string;
+}
+
+export interface JobTable {
+  id: string;
+  task: string;
+  /** Names the job for later changes (reschedule, cancel): unique while the job exists. */
+  key: string | null;
+  payload: string;
+  run_at: number;
+  attempts: number;
+  max_attempts: number;
+  locked_by: string | null;
+  locked_at: number | null;
+  last_error: string | null;
+  created_at: number;
+}
+
+export interface Database {
+  api_keys: ApiKeyTable;
+  emails: EmailTable;
+  email_recipients: EmailRecipientTable;
+  email_attachments: EmailAttachmentTable;
+  email_events: EmailEventTable;
+  captured_messages: CapturedMessageTable;
+  jobs: JobTable;
+}

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Context } from '../context.ts';
+import { claimJobs, retryJob, type JobRow } from '../store/jobs.ts';
+
+/** A task is a plain async function. It completes its job in the transaction that records its outcome. */
+export type Task = (ctx: Context, job: JobRow) => Promise<void>;
+
+const CLAIM_BATCH = 32;
+
+/** exp(min(attempts, 10)) seconds: 2.7 s, 7.4 s, 20 s ... then about 6 h per attempt from the tenth on. */
+export function backoffMs(attempts: number): number {
+  return Math.round(Math.exp(Math.min(attempts, 10)) * 1000);
+}
+
+/**
+ * Claims due jobs in small batches and runs them concurrently up to the configured limit. It looks for
+ * work when jobs are committed in this process, when a task finishes, and otherwise every poll
+ * interval. A task that throws is retried with backoff until its attempts run out.
+ */
+export class Runner {
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly inFlight = new Set<Promise<void>>();
+  private running = false;
+  private claiming = false;
+  private claimAgain = false;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly tasks: Record<string, Task>,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.unsubscribe = this.ctx.jobsAdded.subscribe(() => this.wake());
+    this.wake();
+  }
+
+  /** Looks for due jobs now. */
+  wake(): void {
+    if (!this.running) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    void this.claim();
+  }
+
+  private async claim(): Promise<void> {
+    this.claiming = true;
+    const { concurrency, lockTimeoutMs, pollMs } = this.ctx.config.worker;
+    try {
+      do {
+        this.claimAgain = false;
+        const free = concurrency - this.inFlight.size;
+        if (free <= 0) break; // a finishing task wakes the runner
+        const limit = Math.min(free, CLAIM_BATCH);
+        const now = this.ctx.clock.now();
+        const jobs = await claimJobs(this.ctx.db, { workerId: this.id, now, limit, staleBefore: now - lockTimeoutMs });
+        for (const job of jobs) this.run(job);
+        if (jobs.length === limit) this.claimAgain = true;
+      } while (this.claimAgain && this.running);
+    } catch (error) {
+      this.ctx.log.error({ err: error }, 'claiming jobs failed');
+    } finally {
+      this.claiming = false;
+    }
+    clearTimeout(this.timer);
+    if (this.running) this.timer = setTimeout(() => this.wake(), pollMs);
+  }
+
+  private run(job: JobRow): void {
+    const done = this.execute(job).finally(() => {
+      this.inFlight.delete(done);
+      this.wake();
+    });
+    this.inFlight.add(done);
+  }
+
+  private async execute(job: JobRow): Promise<void> {
+    try {
+      const task = this.tasks[job.task];
+      if (!task) throw new Error(`no task named "${job.task}"`);
+      await task(this.ctx, job);
+    } catch (error) {
+      this.ctx.log.error({ err: error, job: job.id, task: job.task, attempts: job.attempts }, 'job failed');
+      try {
+        await retryJob(this.ctx.db, job.id, this.ctx.clock.now() + backoffMs(job.attempts), String(error));
+      } catch (retryError) {
+        // The lock goes stale and another claim takes the job over.
+        this.ctx.log.error({ err: retryError, job: job.id }, 'could not reschedule a failed job');
+      }
+    }
+  }
+
+  /** Stops claiming and waits up to `timeoutMs` for running jobs; unfinished ones are taken over later. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    clearTimeout(this.timer);
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs))),
+    ]);
+    clearTimeout(timeout);
+  }
+}

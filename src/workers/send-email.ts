@@ -1,0 +1,91 @@
+import { toTimestamp } from '../clock.ts';
+import type { Context } from '../context.ts';
+import { composeMessage } from '../delivery/compose.ts';
+import { simulatedOutcome } from '../delivery/test-addresses.ts';
+import { DeliveryError, type SendResult } from '../delivery/transports.ts';
+import { parseMailbox } from '../domain/addresses.ts';
+import { newId } from '../ids.ts';
+import * as emails from '../store/emails.ts';
+import { completeJob, retryJob, type JobRow } from '../store/jobs.ts';
+import { backoffMs } from './runner.ts';
+
+/** Recipients still waiting for a delivery attempt. */
+const PENDING = new Set(['queued', 'scheduled', 'delivery_delayed']);
+
+interface Outcome {
+  address: string;
+  events: string[];
+  response: string;
+}
+
+// Within one attempt, events are written worst outcome first, so the email's last_event (the type of
+// its newest event) says "delivered" when anyone got it, and names the failure only when nobody did.
+const RANK = ['failed', 'suppressed', 'bounced', 'delivery_delayed', 'sent', 'delivered', 'complained'];
+const rank = (outcome: Outcome) => RANK.indexOf(outcome.events[outcome.events.length - 1]!);
+
+/** Sorts what the server said into outcomes: accepted -> sent and delivered, 5xx -> bounced, else retry. */
+function outcomesOf(result: SendResult): { done: Outcome[]; deferred: Outcome[] } {
+  const done: Outcome[] = result.accepted.map((address) => ({ address, events: ['sent', 'delivered'], response: result.response }));
+  const deferred: Outcome[] = [];
+  for (const r of result.rejected) {
+    const outcome = { address: r.address, events: ['bounced'], response: r.response };
+    if (r.code !== undefined && r.code >= 500) done.push(outcome);
+    else deferred.push(outcome);
+  }
+  return { done, deferred };
+}
+
+/**
+ * Delivers one email to its pending recipients: compose once, simulate Resend's test addresses, hand
+ * the rest to the transport, then record every outcome, the email's last_event and the job's end (or
+ * its retry) in one transaction. A crash before that commit repeats this one SMTP transaction, with
+ * the same Message-ID; it never loses it.
+ */
+export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
+  const { email_id: emailId } = JSON.parse(job.payload) as { email_id: string };
+  const email = await emails.findEmail(ctx.db, emailId);
+  const pending = email ? (await emails.findRecipients(ctx.db, emailId)).filter((r) => PENDING.has(r.status)) : [];
+  if (!email || pending.length === 0) return completeJob(ctx.db, job.id);
+
+  const raw = await composeMessage(email, await emails.findAttachments(ctx.db, emailId), new Date(ctx.clock.now()));
+  const done: Outcome[] = [];
+  let deferred: Outcome[] = [];
+  const real: string[] = [];
+  for (const { address } of pending) {
+    const simulated = simulatedOutcome(address);
+    if (simulated) done.push({ address, ...simulated });
+    else real.push(address);
+  }
+  if (real.length > 0 || ctx.transport.kind === 'capture') {
+    try {
+      const result = await ctx.transport.send({ emailId, from: parseMailbox(email.from, 'from').address, to: real, raw });
+      const sorted = outcomesOf(result);
+      done.push(...sorted.done);
+      deferred = sorted.deferred;
+    } catch (error) {
+      if (!(error instanceof DeliveryError)) throw error;
+      const events = [error.permanent ? 'bounced' : 'delivery_delayed'];
+      (error.permanent ? done : deferred).push(...real.map((address) => ({ address, events, response: error.response })));
+    }
+  }
+
+  const exhausted = job.attempts >= job.max_attempts;
+  for (const outcome of deferred) outcome.events = [exhausted ? 'failed' : 'delivery_delayed'];
+  const outcomes = [...done, ...deferred].sort((a, b) => rank(a) - rank(b));
+  await recordOutcomes(ctx, job, emailId, outcomes, exhausted || deferred.length === 0);
+}
+
+async function recordOutcomes(ctx: Context, job: JobRow, emailId: string, outcomes: Outcome[], finished: boolean) {
+  const now = ctx.clock.now();
+  const at = toTimestamp(now);
+  const events = outcomes.flatMap((o) =>
+    o.events.map((type) => ({ id: newId(), email_id: emailId, type, recipient: o.address, response: o.response, created_at: at })),
+  );
+  await ctx.db.transaction().execute(async (tx) => {
+    await emails.insertEvents(tx, events);
+    for (const o of outcomes) await emails.setRecipientStatus(tx, emailId, o.address, o.events[o.events.length - 1]!);
+    if (events.length > 0) await emails.setLastEvent(tx, emailId, events[events.length - 1]!.type);
+    if (finished) await completeJob(tx, job.id);
+    else await retryJob(tx, job.id, now + backoffMs(job.attempts), outcomes.find((o) => o.events[0] === 'delivery_delayed')!.response);
+  });
+}

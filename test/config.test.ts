@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { ConfigError, readConfig } from '../src/config.ts';
+
+describe('configuration', () => {
+  it('has defaults that run a local, capturing instance', () => {
+    const config = readConfig({});
+    assert.equal(config.port, 3000);
+    assert.equal(config.databaseUrl, './data/mailroom.db');
+    assert.equal(config.publicUrl, 'http://localhost:3000');
+    assert.equal(config.smtpUrl, undefined);
+    assert.equal(config.apiKey, undefined);
+    assert.equal(config.logLevel, 'info');
+    assert.ok(Object.isFrozen(config));
+  });
+
+  it('derives the public URL from PORT and reads every variable', () => {
+    const config = readConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://u:p@db:5432/mailroom',
+      MAILROOM_API_KEY: `re_${'a'.repeat(32)}`,
+      SMTP_URL: 'smtps://user:pass@smtp.example.com:465',
+      LOG_LEVEL: 'warn',
+    });
+    assert.equal(config.publicUrl, 'http://localhost:8080');
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.databaseUrl, 'postgres://u:p@db:5432/mailroom');
+    assert.equal(config.smtpUrl, 'smtps://user:pass@smtp.example.com:465');
+    assert.equal(readConfig({ MAILROOM_PUBLIC_URL: 'https://mail.example.com/' }).publicUrl, 'https://mail.example.com');
+  });
+
+  it('refuses a bad value with an error naming the variable', () => {
+    const bad: Record<string, string> = {
+      PORT: 'abc',
+      DATABASE_URL: 'mysql://localhost/x',
+      MAILROOM_API_KEY: 're_short',
+      MAILROOM_PUBLIC_URL: 'not a url',
+      SMTP_URL: 'http://relay.example.com',
+      LOG_LEVEL: 'loud',
+      MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS: 'maybe',
+      WORKER_CONCURRENCY: '0',
+    };
+    for (const [name, value] of Object.entries(bad)) {
+      assert.throws(() => readConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name), name);
+    }
+  });
+
+  it('stops start-up with one clear line', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, PORT: 'eighty' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(result.status, 1);
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+    assert.match(result.stderr, /PORT/);
+  });
+});

@@ -1,0 +1,127 @@
+// Starts the real app on a fresh, migrated database (a SQLite file, or a PostgreSQL schema of its own),
+// with a clock the test moves, and optionally the worker and a real SMTP server that records what it gets.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { Resend } from 'resend';
+import { buildApp, type App } from '../src/app.ts';
+import { readConfig } from '../src/config.ts';
+import { closeContext, createContext, type Context } from '../src/context.ts';
+import { seedApiKey } from '../src/domain/api-keys.ts';
+import { Runner } from '../src/workers/runner.ts';
+import { tasks } from '../src/workers/tasks.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** SQLite always; PostgreSQL too when TEST_DATABASE_URL names a database (as CI does). */
+export const dialects: Dialect[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+export class TestClock {
+  constructor(private ms = Date.now()) {}
+  now(): number {
+    return this.ms;
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A database of its own for one test app: a temp SQLite file, or a fresh schema on TEST_DATABASE_URL. */
+export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-test-'));
+    return { url: join(dir, 'mailroom.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const base = process.env.TEST_DATABASE_URL!;
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+export interface TestApp {
+  url: string;
+  token: string;
+  resend: Resend;
+  ctx: Context;
+  clock: TestClock;
+  app: App;
+  runner: Runner | undefined;
+  database: TestDatabase;
+  /** Raw HTTP, for what the SDK cannot send; the API key is sent unless `headers` overrides it. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Moves the clock and lets the worker look for jobs that became due. */
+  advance(ms: number): void;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  worker?: boolean;
+  database?: TestDatabase;
+}
+
+export async function startApp(dialect: Dialect, options: StartOptions = {}): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase(dialect));
+  const config = readConfig({ LOG_LEVEL: 'silent', WORKER_POLL_MS: '50', ...options.env, DATABASE_URL: database.url, PORT: '0' });
+  const clock = new TestClock();
+  const ctx = await createContext(config, { clock, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const token = (await seedApiKey(ctx)) ?? config.apiKey!;
+  const app = await buildApp(ctx);
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  const runner = options.worker === false ? undefined : new Runner(ctx, tasks);
+  runner?.start();
+  return {
+    url: address,
+    token,
+    resend: new Resend(token, { baseUrl: address }),
+    ctx,
+    clock,
+    app,
+    runner,
+    database,
+    fetch: (path, init = {}) =>
+      fetch(`${address}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } }),
+    advance(ms) {
+      clock.advance(ms);
+      runner?.wake();
+    },
+    async close() {
+      await app.close();
+      await runner?.stop(5000);
+      await closeContext(ctx);
+      if (!options.database) await database.drop();
+    },
+  };
+}
+
+/** Polls `check` until it returns a value that is not undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,74 @@
+// A real SMTP server (npm smtp-server) for tests: it records every message it accepts, parsed with
+// mailparser, and can refuse recipients or messages the way a relay would.
+import type { AddressInfo } from 'node:net';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+
+export interface ReceivedMessage {
+  from: string;
+  to: string[];
+  raw: Buffer;
+  parsed: ParsedMail;
+}
+
+/** A reply to refuse with: `{ code: 450, message: '4.2.0 try later' }`. */
+export interface Refusal {
+  code: number;
+  message: string;
+}
+
+export interface TestSmtpServer {
+  port: number;
+  url: string;
+  messages: ReceivedMessage[];
+  /** Decide per recipient at RCPT TO; undefined accepts. */
+  onRecipient: (address: string) => Refusal | undefined;
+  /** Decide per message at the end of DATA; undefined accepts. */
+  onMessage: (message: ReceivedMessage) => Refusal | undefined;
+  close(): Promise<void>;
+}
+
+const refuse = (refusal: Refusal) => Object.assign(new Error(refusal.message), { responseCode: refusal.code });
+
+export async function startSmtpServer(options: Partial<SMTPServerOptions> = {}): Promise<TestSmtpServer> {
+  const sink: TestSmtpServer = {
+    port: 0,
+    url: '',
+    messages: [],
+    onRecipient: () => undefined,
+    onMessage: () => undefined,
+    close: async () => {},
+  };
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      const refusal = sink.onRecipient(address.address);
+      callback(refusal ? refuse(refusal) : undefined);
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', async () => {
+        const raw = Buffer.concat(chunks);
+        const message: ReceivedMessage = {
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+          parsed: await simpleParser(raw),
+        };
+        const refusal = sink.onMessage(message);
+        if (refusal) return callback(refuse(refusal));
+        sink.messages.push(message);
+        callback();
+      });
+    },
+    ...options,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  sink.port = (server.server.address() as AddressInfo).port;
+  sink.url = `smtp://127.0.0.1:${sink.port}`;
+  sink.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return sink;
+}
