@@ -5,11 +5,14 @@ import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
 import { openDb, type Db } from './store/db.ts';
 import { migrate } from './store/migrations/index.ts';
+import { createWriter, type Writer } from './store/writer.ts';
 
 /** The composition root: everything a request or a job needs, passed explicitly. */
 export interface Context {
   readonly config: Config;
   readonly db: Db;
+  /** Every write transaction goes through here (group commit on SQLite). */
+  readonly writer: Writer;
   readonly clock: Clock;
   readonly log: Logger;
   readonly keyUsage: KeyUsage;
@@ -40,12 +43,14 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
   const clock = options.clock ?? systemClock;
   const db = openDb(config.databaseUrl);
   await migrate(db);
+  const writer = createWriter(db);
   return {
     config,
     db,
+    writer,
     clock,
     log,
-    keyUsage: createKeyUsage(db, clock, log),
+    keyUsage: createKeyUsage(writer, clock, log),
     transport: createTransport(config, db, clock),
     jobsAdded: createJobSignal(),
   };

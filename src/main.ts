@@ -27,17 +27,17 @@ async function main(): Promise<void> {
   }
 
   const ctx = await createContext(config);
-  const token = await seedApiKey(ctx);
   let app: App | undefined;
   let runner: Runner | undefined;
 
   if (role !== 'worker') {
+    const token = await seedApiKey(ctx);
     app = await buildApp(ctx);
     await app.listen({ port: config.port, host: config.host });
     const mode = config.smtpUrl ? `relaying through ${new URL(config.smtpUrl).host}` : 'capture mode: mail is stored, not sent';
     console.log(`Mailroom is listening on ${config.publicUrl} (${mode})`);
+    if (token) console.log(`Created a full-access API key; it is shown only this once:\n\n  ${token}\n`);
   }
-  if (token) console.log(`Created a full-access API key; it is shown only this once:\n\n  ${token}\n`);
   if (role !== 'api') {
     runner = new Runner(ctx, tasks);
     runner.start();

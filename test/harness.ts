@@ -125,3 +125,31 @@ export async function eventually<T>(check: () => Promise<T | undefined | false> 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** A second worker on the same database, as another machine would run it (own context and pool). */
+export async function startWorker(t: TestApp, env: Record<string, string> = {}): Promise<{ runner: Runner; ctx: Context; stop(): Promise<void> }> {
+  const config = readConfig({ ...configEnv(t.ctx), ...env });
+  const ctx = await createContext(config, { clock: t.clock, log: pino({ level: 'silent' }) });
+  const runner = new Runner(ctx, tasks);
+  runner.start();
+  return {
+    runner,
+    ctx,
+    async stop() {
+      await runner.stop(5000);
+      await closeContext(ctx);
+    },
+  };
+}
+
+/** The environment that reproduces a test app's configuration, for other workers and processes. */
+export function configEnv(ctx: Context): Record<string, string> {
+  const { config } = ctx;
+  return {
+    DATABASE_URL: config.databaseUrl,
+    LOG_LEVEL: 'silent',
+    WORKER_POLL_MS: String(config.worker.pollMs),
+    WORKER_MAX_ATTEMPTS: String(config.worker.maxAttempts),
+    ...(config.smtpUrl ? { SMTP_URL: config.smtpUrl } : {}),
+  };
+}

@@ -125,11 +125,10 @@ for (const dialect of dialects) {
     it('answer 500 internal_server_error with a generic message and the request id, no details', async () => {
       const t = await startApp(dialect, { worker: false });
       const token = t.token;
-      await t.ctx.db.schema.dropTable('email_events').execute();
-      await t.ctx.db.schema.dropTable('captured_messages').execute();
-      await t.ctx.db.schema.dropTable('email_recipients').execute();
-      await t.ctx.db.schema.dropTable('email_attachments').execute();
-      await t.ctx.db.schema.dropTable('emails').execute();
+      // Break the database under the running app: the emails table (and what refers to it) is gone.
+      for (const table of ['email_events', 'captured_messages', 'email_recipients', 'email_attachments', 'email_contents', 'emails']) {
+        await t.ctx.db.schema.dropTable(table).execute();
+      }
       const response = await fetch(`${t.url}/emails`, { headers: { authorization: `Bearer ${token}` } });
       const body = await assertError(response, 500, 'internal_server_error');
       assert.match(body.message, /^An unexpected error occurred\. Request id: [0-9a-f-]{36}\.$/);

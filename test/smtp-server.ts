@@ -9,6 +9,10 @@ export interface ReceivedMessage {
   to: string[];
   raw: Buffer;
   parsed: ParsedMail;
+  /** Whether the session ran over TLS (STARTTLS or implicit). */
+  secure: boolean;
+  /** The user the client authenticated as, if any. */
+  user: string | undefined;
 }
 
 /** A reply to refuse with: `{ code: 450, message: '4.2.0 try later' }`. */
@@ -25,6 +29,8 @@ export interface TestSmtpServer {
   onRecipient: (address: string) => Refusal | undefined;
   /** Decide per message at the end of DATA; undefined accepts. */
   onMessage: (message: ReceivedMessage) => Refusal | undefined;
+  /** Milliseconds to wait before answering DATA, to keep sends in flight. */
+  delayMs: number;
   close(): Promise<void>;
 }
 
@@ -37,6 +43,7 @@ export async function startSmtpServer(options: Partial<SMTPServerOptions> = {}):
     messages: [],
     onRecipient: () => undefined,
     onMessage: () => undefined,
+    delayMs: 0,
     close: async () => {},
   };
   const server = new SMTPServer({
@@ -57,7 +64,10 @@ export async function startSmtpServer(options: Partial<SMTPServerOptions> = {}):
           to: session.envelope.rcptTo.map((r) => r.address),
           raw,
           parsed: await simpleParser(raw),
+          secure: session.secure,
+          user: session.user as string | undefined,
         };
+        if (sink.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, sink.delayMs));
         const refusal = sink.onMessage(message);
         if (refusal) return callback(refuse(refusal));
         sink.messages.push(message);
@@ -65,6 +75,10 @@ export async function startSmtpServer(options: Partial<SMTPServerOptions> = {}):
       });
     },
     ...options,
+  });
+  // A client killed mid-session (the crash tests) resets its connection: not the server's failure.
+  server.on('error', (error: Error & { code?: string }) => {
+    if (error.code !== 'ECONNRESET') throw error;
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   sink.port = (server.server.address() as AddressInfo).port;

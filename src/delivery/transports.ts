@@ -56,23 +56,25 @@ const rejection = (error: SmtpError): Rejection => ({
   response: error.response ?? error.message,
 });
 
-/** Everything goes through one SMTP relay (SMTP_URL), over pooled connections; STARTTLS when offered. */
+// Pooled connections by default; any of nodemailer's SMTP options can be set in SMTP_URL's query
+// (`?maxConnections=20&tls.rejectUnauthorized=false`). The timeouts stay below the worker's lock
+// timeout, so a hung relay frees its job for a retry.
+const RELAY_DEFAULTS = {
+  pool: 'true',
+  maxConnections: '10',
+  maxMessages: 'Infinity',
+  connectionTimeout: '30000',
+  greetingTimeout: '30000',
+  socketTimeout: '60000',
+};
+
+/** Everything goes through one SMTP relay (SMTP_URL); STARTTLS is used whenever the relay offers it. */
 function relayTransport(smtpUrl: string): Transport {
   const url = new URL(smtpUrl);
-  const secure = url.protocol === 'smtps:';
-  const pool = nodemailer.createTransport({
-    pool: true,
-    host: url.hostname,
-    port: url.port ? Number(url.port) : secure ? 465 : 25,
-    secure,
-    auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
-    maxConnections: 10,
-    maxMessages: Infinity,
-    // Shorter than the worker's lock timeout, so a hung relay frees its job for a retry.
-    connectionTimeout: 30_000,
-    greetingTimeout: 30_000,
-    socketTimeout: 60_000,
-  });
+  for (const [name, value] of Object.entries(RELAY_DEFAULTS)) {
+    if (!url.searchParams.has(name)) url.searchParams.set(name, value);
+  }
+  const pool = nodemailer.createTransport(url.toString());
   return {
     kind: 'relay',
     async send(message) {

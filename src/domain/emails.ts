@@ -34,7 +34,7 @@ function sendJob(ctx: Context, prepared: PreparedEmail): jobs.JobRow {
  * every email is on disk with the job that will deliver it. Then wakes the in-process worker.
  */
 export async function storeEmails(ctx: Context, prepared: PreparedEmail[]): Promise<void> {
-  await ctx.db.transaction().execute(async (tx) => {
+  await ctx.writer.transaction(async (tx) => {
     await emails.insertEmails(tx, prepared);
     await jobs.addJobs(tx, prepared.map((p) => sendJob(ctx, p)));
   });
@@ -65,15 +65,16 @@ function toListItem(row: Pick<emails.EmailRow, 'id' | 'to' | 'from' | 'created_a
   };
 }
 
-async function findEmailOrThrow(ctx: Context, id: string): Promise<emails.EmailRow> {
-  const row = await emails.findEmail(ctx.db, id);
+async function findEmailOrThrow(ctx: Context, id: string) {
+  const row = await emails.findEmailStatus(ctx.db, id);
   if (!row) throw notFound('Email');
   return row;
 }
 
 /** Resend's email object. */
 export async function getEmail(ctx: Context, id: string) {
-  const row = await findEmailOrThrow(ctx, id);
+  const row = await emails.findEmail(ctx.db, id);
+  if (!row) throw notFound('Email');
   return {
     object: 'email' as const,
     ...toListItem(row),
@@ -96,8 +97,8 @@ export async function rescheduleEmail(ctx: Context, id: string, scheduledAt: str
   await findEmailOrThrow(ctx, id);
   if (scheduledAt === undefined) throw new AppError('missing_required_field', 'Missing `scheduled_at` field.');
   const runAt = parseScheduledAt(scheduledAt, ctx.clock.now());
-  await ctx.db.transaction().execute(async (tx) => {
-    const row = await emails.findEmail(tx, id);
+  await ctx.writer.transaction(async (tx) => {
+    const row = await emails.findEmailStatus(tx, id);
     if (row?.last_event !== 'scheduled' || !(await jobs.moveJob(tx, sendJobKey(id), runAt))) {
       throw new AppError('validation_error', NOT_SCHEDULED);
     }
@@ -109,8 +110,8 @@ export async function rescheduleEmail(ctx: Context, id: string, scheduledAt: str
 /** POST /emails/:id/cancel: a scheduled email is not sent after all. */
 export async function cancelEmail(ctx: Context, id: string): Promise<void> {
   await findEmailOrThrow(ctx, id);
-  await ctx.db.transaction().execute(async (tx) => {
-    const row = await emails.findEmail(tx, id);
+  await ctx.writer.transaction(async (tx) => {
+    const row = await emails.findEmailStatus(tx, id);
     if (row?.last_event !== 'scheduled' || !(await jobs.cancelJob(tx, sendJobKey(id)))) {
       throw new AppError('validation_error', NOT_SCHEDULED);
     }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { toTimestamp, type Clock } from '../clock.ts';
-import type { Db } from '../store/db.ts';
 import { touchApiKeys } from '../store/api-keys.ts';
+import type { Writer } from '../store/writer.ts';
 
 export interface KeyUsage {
   touch(keyId: string): void;
@@ -16,13 +16,13 @@ const FLUSH_EVERY_MS = 10_000;
  * together every few seconds and at shutdown. A crash loses at most that many seconds of a
  * timestamp that is informational only.
  */
-export function createKeyUsage(db: Db, clock: Clock, log: Logger): KeyUsage {
+export function createKeyUsage(writer: Writer, clock: Clock, log: Logger): KeyUsage {
   let pending = new Map<string, string>();
   const flush = async () => {
     if (pending.size === 0) return;
     const batch = pending;
     pending = new Map();
-    await touchApiKeys(db, batch);
+    await writer.transaction((tx) => touchApiKeys(tx, batch));
   };
   const timer = setInterval(() => void flush().catch((err) => log.warn({ err }, 'could not record API key use')), FLUSH_EVERY_MS);
   timer.unref();

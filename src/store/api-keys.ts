@@ -1,4 +1,4 @@
-import type { Db } from './db.ts';
+import type { Db, Tx } from './db.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { ApiKeyTable } from './schema.ts';
 
@@ -34,11 +34,8 @@ export async function deleteApiKey(db: Db, id: string): Promise<boolean> {
 }
 
 /** Writes coalesced last-used times, one statement per key. */
-export async function touchApiKeys(db: Db, lastUsed: Map<string, string>): Promise<void> {
-  if (lastUsed.size === 0) return;
-  await db.transaction().execute(async (tx) => {
-    for (const [id, at] of lastUsed) {
-      await tx.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
-    }
-  });
+export async function touchApiKeys(tx: Tx, lastUsed: Map<string, string>): Promise<void> {
+  for (const [id, at] of lastUsed) {
+    await tx.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  }
 }

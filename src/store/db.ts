@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type SqliteDatabase, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -18,6 +18,29 @@ export function isPostgres(db: Kysely<any>): boolean {
 }
 
 const INT8_OID = 20;
+const CACHED_STATEMENTS = 500;
+
+/**
+ * Kysely prepares every query anew and better-sqlite3 compiles SQL on each prepare(): keep the
+ * compiled statements of the most recent queries (an LRU keyed by SQL text) and reuse them.
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= CACHED_STATEMENTS) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
+  };
+}
 
 /** Opens the database named by url: a PostgreSQL pool for postgres:// URLs, else a SQLite file. */
 export function openDb(url: string): Db {
@@ -42,5 +65,5 @@ export function openDb(url: string): Db {
   // Other processes (separate workers) may hold the write lock briefly: wait instead of failing.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 }

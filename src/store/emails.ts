@@ -1,8 +1,9 @@
 import type { Db, Tx } from './db.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
-import type { EmailAttachmentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
+import type { EmailAttachmentTable, EmailContentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
 
-export type EmailRow = EmailTable;
+/** An email with its bodies. */
+export type EmailRow = EmailTable & Omit<EmailContentTable, 'email_id'>;
 export type RecipientRow = EmailRecipientTable;
 export type AttachmentRow = EmailAttachmentTable;
 export type EventRow = EmailEventTable;
@@ -17,7 +18,7 @@ export interface EmailRows {
 // SQLite binds at most 32,766 parameters per statement: large batches go in slices.
 const ROWS_PER_STATEMENT = 2000;
 
-async function insertSliced<T extends 'emails' | 'email_recipients' | 'email_attachments'>(
+async function insertSliced<T extends 'emails' | 'email_contents' | 'email_recipients' | 'email_attachments'>(
   tx: Tx,
   table: T,
   rows: any[],
@@ -29,7 +30,8 @@ async function insertSliced<T extends 'emails' | 'email_recipients' | 'email_att
 
 /** Inserts emails with their recipients and attachments, in the caller's transaction. */
 export async function insertEmails(tx: Tx, emails: EmailRows[]): Promise<void> {
-  await insertSliced(tx, 'emails', emails.map((e) => e.email));
+  await insertSliced(tx, 'emails', emails.map(({ email: { html: _, text: __, ...row } }) => row));
+  await insertSliced(tx, 'email_contents', emails.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })));
   await insertSliced(tx, 'email_recipients', emails.flatMap((e) => e.recipients));
   // Attachments can be tens of megabytes each: one row per statement.
   for (const attachment of emails.flatMap((e) => e.attachments)) {
@@ -38,6 +40,17 @@ export async function insertEmails(tx: Tx, emails: EmailRows[]): Promise<void> {
 }
 
 export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | undefined> {
+  return db
+    .selectFrom('emails')
+    .innerJoin('email_contents', 'email_contents.email_id', 'emails.id')
+    .selectAll('emails')
+    .select(['email_contents.html', 'email_contents.text'])
+    .where('emails.id', '=', id)
+    .executeTakeFirst();
+}
+
+/** The email row alone, without its bodies. */
+export async function findEmailStatus(db: Db | Tx, id: string): Promise<EmailTable | undefined> {
   return db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirst();
 }
 

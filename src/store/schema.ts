@@ -20,14 +20,19 @@ export interface EmailTable {
   bcc: string;
   reply_to: string;
   subject: string;
-  html: string | null;
-  text: string | null;
   headers: string | null;
   tags: string | null;
   message_id: string;
   scheduled_at: string | null;
   last_event: string;
   created_at: string;
+}
+
+/** The bodies live apart from the email row, so status updates rewrite a small row, not kilobytes. */
+export interface EmailContentTable {
+  email_id: string;
+  html: string | null;
+  text: string | null;
 }
 
 export interface EmailRecipientTable {
@@ -78,6 +83,7 @@ export interface JobTable {
 export interface Database {
   api_keys: ApiKeyTable;
   emails: EmailTable;
+  email_contents: EmailContentTable;
   email_recipients: EmailRecipientTable;
   email_attachments: EmailAttachmentTable;
   email_events: EmailEventTable;

@@ -74,7 +74,8 @@ export class Runner {
   private run(job: JobRow): void {
     const done = this.execute(job).finally(() => {
       this.inFlight.delete(done);
-      this.wake();
+      // Claim again once half the slots are free: fewer, larger claims than one per finished job.
+      if (this.inFlight.size <= this.ctx.config.worker.concurrency / 2) this.wake();
     });
     this.inFlight.add(done);
   }

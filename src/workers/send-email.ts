@@ -81,7 +81,7 @@ async function recordOutcomes(ctx: Context, job: JobRow, emailId: string, outcom
   const events = outcomes.flatMap((o) =>
     o.events.map((type) => ({ id: newId(), email_id: emailId, type, recipient: o.address, response: o.response, created_at: at })),
   );
-  await ctx.db.transaction().execute(async (tx) => {
+  await ctx.writer.transaction(async (tx) => {
     await emails.insertEvents(tx, events);
     for (const o of outcomes) await emails.setRecipientStatus(tx, emailId, o.address, o.events[o.events.length - 1]!);
     if (events.length > 0) await emails.setLastEvent(tx, emailId, events[events.length - 1]!.type);

@@ -25,14 +25,19 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('bcc', 'text', (c) => c.notNull())
     .addColumn('reply_to', 'text', (c) => c.notNull())
     .addColumn('subject', 'text', (c) => c.notNull())
-    .addColumn('html', 'text')
-    .addColumn('text', 'text')
     .addColumn('headers', 'text')
     .addColumn('tags', 'text')
     .addColumn('message_id', 'text', (c) => c.notNull())
     .addColumn('scheduled_at', 'text')
     .addColumn('last_event', 'text', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
+    .execute();
+
+  await db.schema
+    .createTable('email_contents')
+    .addColumn('email_id', t.id, (c) => c.primaryKey().references('emails.id').onDelete('cascade'))
+    .addColumn('html', 'text')
+    .addColumn('text', 'text')
     .execute();
 
   await db.schema

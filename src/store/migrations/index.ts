@@ -1,4 +1,5 @@
-import { Migrator, type Kysely, type Migration } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration } from 'kysely';
+import { isPostgres } from '../db.ts';
 import * as init from './0001-init.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
@@ -8,7 +9,12 @@ const migrations: Record<string, Migration> = {
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
 export async function migrate(db: Kysely<any>): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  // Kysely looks for its own tables in any schema unless told which: name the connection's schema,
+  // so that databases with several schemas (one per tenant, or per test) each migrate on their own.
+  const schema = isPostgres(db)
+    ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema
+    : undefined;
+  const migrator = new Migrator({ db, migrationTableSchema: schema, provider: { getMigrations: async () => migrations } });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
 }

@@ -1,0 +1,77 @@
+// End-to-end delivery: emails accepted over the API and delivered into a local SMTP sink, against
+// nodemailer's own rate composing and sending the same messages straight into that sink.
+import nodemailer from 'nodemailer';
+import { BENCH_KEY, startMailroom } from './mailroom.ts';
+import { emailPayload, html, text } from './payload.ts';
+import { startSink, waitForCount, type Sink } from './sink.ts';
+
+export interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+}
+
+async function nodemailerStraight(sink: Sink, n: number): Promise<number> {
+  const transport = nodemailer.createTransport(`${sink.url}?pool=true&maxConnections=10&maxMessages=Infinity`);
+  sink.reset();
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const p = emailPayload(i);
+      await transport.sendMail({ from: p.from, to: p.to, subject: p.subject, html, text, headers: { 'X-Mailroom-Tags': 'category=order' } });
+    }
+  };
+  await Promise.all(Array.from({ length: 200 }, worker));
+  await waitForCount(sink, n);
+  const rate = n / ((performance.now() - started) / 1000);
+  transport.close();
+  return rate;
+}
+
+/** Posts n emails with `connections` requests in flight; resolves with the accept rate. */
+async function postEmails(url: string, n: number, connections: number): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  const client = async () => {
+    while (next < n) {
+      const i = next++;
+      const response = await fetch(`${url}/emails`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(emailPayload(i)),
+      });
+      if (response.status !== 200) throw new Error(`POST /emails answered ${response.status}: ${await response.text()}`);
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, client));
+  return n / ((performance.now() - started) / 1000);
+}
+
+export async function benchDelivery(options: { n: number; workers: number }): Promise<Figure[]> {
+  const sink = await startSink();
+  try {
+    await nodemailerStraight(sink, 500); // warm-up
+    const straight = await nodemailerStraight(sink, options.n);
+
+    const mailroom = await startMailroom({ role: options.workers > 0 ? 'api' : 'all', env: { SMTP_URL: sink.url, WORKER_CONCURRENCY: '64' }, workers: options.workers });
+    try {
+      sink.reset();
+      const started = performance.now();
+      const accepted = await postEmails(mailroom.url, options.n, 32);
+      await waitForCount(sink, options.n);
+      const endToEnd = options.n / ((performance.now() - started) / 1000);
+      return [
+        { name: 'nodemailer straight into the sink (baseline)', value: straight, unit: 'emails/s' },
+        { name: options.workers > 0 ? `Mailroom end to end (API + ${options.workers} worker processes)` : 'Mailroom end to end (one process)', value: endToEnd, unit: 'emails/s' },
+        { name: 'Mailroom end to end / baseline', value: endToEnd / straight, unit: 'ratio' },
+        { name: 'POST /emails accept rate during the run', value: accepted, unit: 'emails/s' },
+      ];
+    } finally {
+      await mailroom.stop();
+    }
+  } finally {
+    sink.close();
+  }
+}

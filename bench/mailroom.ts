@@ -1,0 +1,57 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const BENCH_KEY = `re_${'b'.repeat(40)}`;
+
+export interface Mailroom {
+  url: string;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function launch(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', MAILROOM_API_KEY: BENCH_KEY, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/**
+ * Starts Mailroom as a user would: one `--role api` process (or `all`) and `workers` extra
+ * `--role worker` processes, on a fresh SQLite file.
+ */
+export async function startMailroom(options: { env?: Record<string, string>; workers?: number; role?: string }): Promise<Mailroom> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-'));
+  const databaseUrl = join(dir, 'mailroom.db');
+  const port = await freePort();
+  const env = { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', ...options.env };
+  const processes = [launch(['--role', options.role ?? 'all'], env)];
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  for (let i = 0; i < (options.workers ?? 0); i++) processes.push(launch(['--role', 'worker'], env));
+  return {
+    url,
+    databaseUrl,
+    async stop() {
+      await Promise.all(
+        processes.map((p) => new Promise((resolve) => (p.exitCode !== null ? resolve(null) : (p.once('exit', resolve), p.kill('SIGTERM'))))),
+      );
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,17 @@
+// npm run bench [-- name ...]: every figure is a rate or latency beside a baseline measured in the same run.
+import { benchDelivery, type Figure } from './delivery.ts';
+
+const benches: Record<string, () => Promise<Figure[]>> = {
+  delivery: () => benchDelivery({ n: Number(process.env.BENCH_EMAILS ?? 10000), workers: Number(process.env.BENCH_WORKERS ?? 0) }),
+};
+
+const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);
+for (const name of selected) {
+  const bench = benches[name];
+  if (!bench) throw new Error(`no bench named "${name}"; choose from ${Object.keys(benches).join(', ')}`);
+  console.log(`\n## ${name}`);
+  for (const figure of await bench()) {
+    const value = figure.unit === 'ratio' ? figure.value.toFixed(2) : Math.round(figure.value).toLocaleString('en-US');
+    console.log(`${figure.name.padEnd(56)} ${value.padStart(10)} ${figure.unit}`);
+  }
+}
