@@ -7,6 +7,7 @@ import { authenticate } from './http/auth.ts';
 import { handleError } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
+import { batchRoutes } from './http/routes/batch.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { newId } from './ids.ts';
@@ -68,6 +69,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   systemRoutes(app, ctx);
   apiKeyRoutes(app, ctx);
   emailRoutes(app, ctx);
+  batchRoutes(app, ctx);
 
   return app;
 }

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, invalidField, missingField } from './errors.ts';
 
-interface SchemaError {
+export interface SchemaError {
   keyword: string;
   instancePath: string;
   message?: string;
@@ -17,7 +17,7 @@ function fieldName(instancePath: string, child?: string): string {
 }
 
 /** Turns Ajv's first complaint into Resend's wording: a missing field, or an invalid one by name. */
-function fromSchemaErrors(errors: SchemaError[], context: string | undefined): AppError {
+export function fromSchemaErrors(errors: SchemaError[], context: string | undefined): AppError {
   const required = errors.find((e) => e.keyword === 'required');
   if (required) return missingField(fieldName(required.instancePath, String(required.params.missingProperty)));
   // A value matching no branch of a union: the union's description says what was expected.

@@ -34,6 +34,7 @@ export async function claimJobs(
           ]),
         )
         .orderBy('run_at')
+        .orderBy('id') // oldest first among jobs due at the same time
         .limit(options.limit);
       return isPostgres(db) ? due.forUpdate().skipLocked() : due;
     })

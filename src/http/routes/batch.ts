@@ -1,0 +1,59 @@
+import { Type } from 'typebox';
+import type { App } from '../../app.ts';
+import type { Context } from '../../context.ts';
+import { MAX_BATCH, sendBatch, type BatchEntry, type BatchValidation } from '../../domain/batch.ts';
+import { AppError } from '../errors.ts';
+import { SendEmailBody, type SendEmailInput } from '../schemas.ts';
+import { compileCheck } from '../validation.ts';
+
+/** 100 emails without attachments: room for about 100 KB of html each. */
+const BATCH_BODY_LIMIT = 10 * 1024 * 1024;
+
+const BatchBody = Type.Array(SendEmailBody, {
+  minItems: 1,
+  maxItems: MAX_BATCH,
+  description: `1 to ${MAX_BATCH} POST /emails payloads, without attachments or scheduled_at`,
+});
+
+const checkEntry = compileCheck<SendEmailInput>(SendEmailBody);
+
+// The schema above documents the route; the request is read here instead, entry by entry, so that
+// permissive mode can store the valid entries and report the others.
+function readEntries(body: unknown): BatchEntry[] {
+  if (!Array.isArray(body) || body.length === 0 || body.length > MAX_BATCH) {
+    throw new AppError('validation_error', `The request body must be an array of 1 to ${MAX_BATCH} emails.`);
+  }
+  return body.map(checkEntry);
+}
+
+const BatchResponse = Type.Object({
+  data: Type.Array(Type.Object({ id: Type.String() })),
+  errors: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), message: Type.String() }))),
+});
+
+function batchValidation(header: string | string[] | undefined): BatchValidation {
+  if (header === undefined || header === 'strict') return 'strict';
+  if (header === 'permissive') return 'permissive';
+  throw new AppError('validation_error', 'The `x-batch-validation` header must be "strict" or "permissive".');
+}
+
+export function batchRoutes(app: App, ctx: Context): void {
+  app.post(
+    '/emails/batch',
+    {
+      bodyLimit: BATCH_BODY_LIMIT,
+      config: { access: 'sending' },
+      schema: {
+        summary: 'Send up to 100 emails in one request',
+        headers: Type.Object({ 'x-batch-validation': Type.Optional(Type.String({ description: '"strict" (default) or "permissive"' })) }),
+        body: BatchBody,
+        response: { 200: BatchResponse },
+      },
+      validatorCompiler: () => () => true,
+    },
+    async (request) => {
+      const validation = batchValidation(request.headers['x-batch-validation']);
+      return sendBatch(ctx, readEntries(request.body), validation);
+    },
+  );
+}
