@@ -12,6 +12,8 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   readonly logLevel: string;
   readonly allowPrivateAttachmentUrls: boolean;
+  /** Keys Mailroom's own encryption and signatures; see secret.ts for the default. */
+  readonly secret: string | undefined;
   readonly worker: {
     readonly concurrency: number;
     readonly maxAttempts: number;
@@ -81,6 +83,13 @@ function apiKey(env: Env): string | undefined {
   return raw;
 }
 
+function secret(env: Env): string | undefined {
+  const raw = env.MAILROOM_SECRET;
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 32) fail('MAILROOM_SECRET', 'expected at least 32 characters (e.g. `openssl rand -base64 48`)');
+  return raw;
+}
+
 function logLevel(env: Env): string {
   const raw = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(raw)) fail('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
@@ -100,6 +109,7 @@ export function readConfig(env: Env = process.env): Config {
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),
+    secret: secret(env),
     worker: Object.freeze({
       concurrency: integer(env, 'WORKER_CONCURRENCY', 16, 1, 1000),
       maxAttempts: integer(env, 'WORKER_MAX_ATTEMPTS', 20, 1, 100),

@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { resolveSecret } from './secret.ts';
 import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
 import { openDb, type Db } from './store/db.ts';
@@ -10,6 +11,8 @@ import { createWriter, type Writer } from './store/writer.ts';
 /** The composition root: everything a request or a job needs, passed explicitly. */
 export interface Context {
   readonly config: Config;
+  /** MAILROOM_SECRET, or the one created for a SQLite install (secret.ts). */
+  readonly secret: string;
   readonly db: Db;
   /** Every write transaction goes through here (group commit on SQLite). */
   readonly writer: Writer;
@@ -41,11 +44,13 @@ function createJobSignal(): JobSignal {
 export async function createContext(config: Config, options: { clock?: Clock; log?: Logger } = {}): Promise<Context> {
   const log = options.log ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
+  const secret = resolveSecret(config);
   const db = openDb(config.databaseUrl);
   await migrate(db);
   const writer = createWriter(db);
   return {
     config,
+    secret,
     db,
     writer,
     clock,

@@ -17,16 +17,16 @@ function readRole(): Role {
 async function main(): Promise<void> {
   let role: Role;
   let config;
+  let ctx;
   try {
     role = readRole();
     config = readConfig();
+    ctx = await createContext(config);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`mailroom: ${error.message}`);
     process.exit(1);
   }
-
-  const ctx = await createContext(config);
   let app: App | undefined;
   let runner: Runner | undefined;
 

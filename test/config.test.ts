@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, readConfig } from '../src/config.ts';
+import { resolveSecret } from '../src/secret.ts';
 
 describe('configuration', () => {
   it('has defaults that run a local, capturing instance', () => {
@@ -41,6 +45,7 @@ describe('configuration', () => {
       LOG_LEVEL: 'loud',
       MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS: 'maybe',
       WORKER_CONCURRENCY: '0',
+      MAILROOM_SECRET: 'too-short',
     };
     for (const [name, value] of Object.entries(bad)) {
       assert.throws(() => readConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name), name);
@@ -56,5 +61,29 @@ describe('configuration', () => {
     assert.equal(result.status, 1);
     assert.equal(result.stderr.trim().split('\n').length, 1);
     assert.match(result.stderr, /PORT/);
+  });
+
+  it('creates a secret beside a SQLite database once, and reuses it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-secret-'));
+    const config = readConfig({ DATABASE_URL: join(dir, 'mailroom.db') });
+    const first = resolveSecret(config);
+    assert.ok(first.length >= 32);
+    assert.equal(statSync(join(dir, 'secret')).mode & 0o777, 0o600);
+    assert.equal(resolveSecret(config), first);
+    assert.equal(readFileSync(join(dir, 'secret'), 'utf8').trim(), first);
+    const given = 'g'.repeat(40);
+    assert.equal(resolveSecret(readConfig({ DATABASE_URL: join(dir, 'other.db'), MAILROOM_SECRET: given })), given);
+  });
+
+  it('requires MAILROOM_SECRET with PostgreSQL, so that every process shares it', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', MAILROOM_SECRET: '' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(result.status, 1);
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+    assert.match(result.stderr, /MAILROOM_SECRET/);
+    assert.ok(!existsSync('secret'));
   });
 });

@@ -16,6 +16,13 @@ import { tasks } from '../src/workers/tasks.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/** What every test app and worker runs with, unless a test says otherwise. */
+export const TEST_ENV: Record<string, string> = {
+  LOG_LEVEL: 'silent',
+  WORKER_POLL_MS: '50',
+  MAILROOM_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+};
+
 /** SQLite always; PostgreSQL too when TEST_DATABASE_URL names a database (as CI does). */
 export const dialects: Dialect[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 
@@ -83,7 +90,7 @@ export interface StartOptions {
 
 export async function startApp(dialect: Dialect, options: StartOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase(dialect));
-  const config = readConfig({ LOG_LEVEL: 'silent', WORKER_POLL_MS: '50', ...options.env, DATABASE_URL: database.url, PORT: '0' });
+  const config = readConfig({ ...TEST_ENV, ...options.env, DATABASE_URL: database.url, PORT: '0' });
   const clock = new TestClock();
   const ctx = await createContext(config, { clock, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const token = (await seedApiKey(ctx)) ?? config.apiKey!;
@@ -146,8 +153,8 @@ export async function startWorker(t: TestApp, env: Record<string, string> = {}):
 export function configEnv(ctx: Context): Record<string, string> {
   const { config } = ctx;
   return {
+    ...TEST_ENV,
     DATABASE_URL: config.databaseUrl,
-    LOG_LEVEL: 'silent',
     WORKER_POLL_MS: String(config.worker.pollMs),
     WORKER_MAX_ATTEMPTS: String(config.worker.maxAttempts),
     ...(config.smtpUrl ? { SMTP_URL: config.smtpUrl } : {}),

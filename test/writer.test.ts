@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { closeContext, createContext, type Context } from '../src/context.ts';
 import { readConfig } from '../src/config.ts';
-import { createTestDatabase, dialects, type TestDatabase } from './harness.ts';
+import { createTestDatabase, dialects, TEST_ENV, type TestDatabase } from './harness.ts';
 
 const key = (i: number) => ({
   id: `key-${i}`,
@@ -20,7 +20,7 @@ for (const dialect of dialects) {
     let ctx: Context;
     before(async () => {
       database = await createTestDatabase(dialect);
-      ctx = await createContext(readConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' }));
+      ctx = await createContext(readConfig({ ...TEST_ENV, DATABASE_URL: database.url }));
     });
     after(async () => {
       await closeContext(ctx);
