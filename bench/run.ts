@@ -1,7 +1,9 @@
 // npm run bench [-- name ...]: every figure is a rate or latency beside a baseline measured in the same run.
+import { benchApi } from './api.ts';
 import { benchDelivery, type Figure } from './delivery.ts';
 
 const benches: Record<string, () => Promise<Figure[]>> = {
+  api: benchApi,
   delivery: () => benchDelivery({ n: Number(process.env.BENCH_EMAILS ?? 10000), workers: Number(process.env.BENCH_WORKERS ?? 0) }),
 };
 
@@ -11,7 +13,7 @@ for (const name of selected) {
   if (!bench) throw new Error(`no bench named "${name}"; choose from ${Object.keys(benches).join(', ')}`);
   console.log(`\n## ${name}`);
   for (const figure of await bench()) {
-    const value = figure.unit === 'ratio' ? figure.value.toFixed(2) : Math.round(figure.value).toLocaleString('en-US');
+    const value = figure.unit === 'ratio' || figure.unit === 'ms' ? figure.value.toFixed(2) : Math.round(figure.value).toLocaleString('en-US');
     console.log(`${figure.name.padEnd(56)} ${value.padStart(10)} ${figure.unit}`);
   }
 }

@@ -2,6 +2,7 @@ import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { resolveSecret } from './secret.ts';
+import { createIdempotencyState, type IdempotencyState } from './domain/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
 import { openDb, type Db } from './store/db.ts';
@@ -19,6 +20,7 @@ export interface Context {
   readonly clock: Clock;
   readonly log: Logger;
   readonly keyUsage: KeyUsage;
+  readonly idempotency: IdempotencyState;
   readonly transport: Transport;
   /** Jobs were committed in this process: an in-process worker should look now, not at its next poll. */
   readonly jobsAdded: JobSignal;
@@ -56,6 +58,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     clock,
     log,
     keyUsage: createKeyUsage(writer, clock, log),
+    idempotency: createIdempotencyState(db, clock, log),
     transport: createTransport(config, db, clock),
     jobsAdded: createJobSignal(),
   };
@@ -64,6 +67,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
 /** Flushes what is buffered and closes every resource the context holds. */
 export async function closeContext(ctx: Context): Promise<void> {
   await ctx.keyUsage.close();
+  ctx.idempotency.close();
   ctx.transport.close();
   await ctx.db.destroy();
 }

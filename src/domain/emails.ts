@@ -6,7 +6,9 @@ import { newId } from '../ids.ts';
 import * as emails from '../store/emails.ts';
 import * as jobs from '../store/jobs.ts';
 import type { PageRequest } from '../store/paginate.ts';
+import { insertIdempotencyKey, type IdempotencyKeyRow } from '../store/idempotency-keys.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
+import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 import { parseScheduledAt } from './schedule.ts';
 
 export const SEND_EMAIL_TASK = 'send-email';
@@ -33,19 +35,23 @@ function sendJob(ctx: Context, prepared: PreparedEmail): jobs.JobRow {
  * Stores prepared emails and their send jobs in one transaction (the outbox): once this returns,
  * every email is on disk with the job that will deliver it. Then wakes the in-process worker.
  */
-export async function storeEmails(ctx: Context, prepared: PreparedEmail[]): Promise<void> {
+export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
   await ctx.writer.transaction(async (tx) => {
     await emails.insertEmails(tx, prepared);
     await jobs.addJobs(tx, prepared.map((p) => sendJob(ctx, p)));
+    if (idempotencyKey) await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
   });
   ctx.jobsAdded.notify();
 }
 
-/** POST /emails: validate, store durably, answer with the id. */
-export async function sendEmail(ctx: Context, input: SendEmailInput): Promise<{ id: string }> {
-  const prepared = await prepareEmail(ctx, input);
-  await storeEmails(ctx, [prepared]);
-  return { id: prepared.email.id };
+/** POST /emails: validate, store durably (once per Idempotency-Key), answer with the id. */
+export async function sendEmail(ctx: Context, input: SendEmailInput, idempotent?: IdempotentRequest): Promise<{ id: string }> {
+  return runIdempotent(ctx, idempotent, async (record) => {
+    const prepared = await prepareEmail(ctx, input);
+    const response = { id: prepared.email.id };
+    await storeEmails(ctx, [prepared], record?.(response));
+    return response;
+  });
 }
 
 const list = (json: string): string[] => JSON.parse(json);

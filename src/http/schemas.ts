@@ -46,6 +46,12 @@ export type SendEmailInput = Static<typeof SendEmailBody>;
 
 export const IdResponse = Type.Object({ id: Type.String() });
 
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ description: '1 to 256 characters: the same key and payload within 24 hours answer the first response again' }),
+  ),
+});
+
 /** `{object, id}`, the answer of updates and actions. */
 export function objectId(object: string) {
   return Type.Object({ object: Type.Literal(object), id: Type.String() });

@@ -17,6 +17,12 @@ export function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
+/** A unique or primary-key constraint refused a row (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_*). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
 const INT8_OID = 20;
 const CACHED_STATEMENTS = 500;
 

@@ -80,6 +80,15 @@ export interface JobTable {
   created_at: number;
 }
 
+/** A request's answer, kept for 24 hours under its Idempotency-Key. */
+export interface IdempotencyKeyTable {
+  endpoint: string;
+  key: string;
+  request_hash: string;
+  response: string;
+  expires_at: number;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
   emails: EmailTable;
@@ -89,4 +98,5 @@ export interface Database {
   email_events: EmailEventTable;
   captured_messages: CapturedMessageTable;
   jobs: JobTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
