@@ -49,7 +49,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
   const secret = resolveSecret(config);
   const db = openDb(config.databaseUrl);
   await migrate(db);
-  const writer = createWriter(db);
+  const writer = createWriter(db, config.databaseUrl);
   return {
     config,
     secret,
@@ -70,4 +70,5 @@ export async function closeContext(ctx: Context): Promise<void> {
   ctx.idempotency.close();
   ctx.transport.close();
   await ctx.db.destroy();
+  ctx.writer.close();
 }

@@ -7,6 +7,7 @@ import * as emails from '../store/emails.ts';
 import * as jobs from '../store/jobs.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import { insertIdempotencyKey, type IdempotencyKeyRow } from '../store/idempotency-keys.ts';
+import { insertRows } from '../store/writer.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 import { parseScheduledAt } from './schedule.ts';
@@ -36,11 +37,15 @@ function sendJob(ctx: Context, prepared: PreparedEmail): jobs.JobRow {
  * every email is on disk with the job that will deliver it. Then wakes the in-process worker.
  */
 export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
-  await ctx.writer.transaction(async (tx) => {
-    await emails.insertEmails(tx, prepared);
-    await jobs.addJobs(tx, prepared.map((p) => sendJob(ctx, p)));
-    if (idempotencyKey) await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
-  });
+  const rows = { ...emails.emailRows(prepared), jobs: prepared.map((p) => sendJob(ctx, p)) };
+  if (idempotencyKey) {
+    await ctx.writer.transaction(async (tx) => {
+      await insertRows(tx, rows);
+      await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
+    });
+  } else {
+    await ctx.writer.insert(rows);
+  }
   ctx.jobsAdded.notify();
 }
 
