@@ -187,6 +187,17 @@ for (const dialect of dialects) {
       assert.deepEqual(versions.map((v) => v.id), [v4.current_version_id], 'the superseded version is gone');
     });
 
+    it('concurrent edits of a published template start one draft between them, not one each', async () => {
+      const { data } = await t.resend.templates.create({ name: 'busy', html: '<p>v1</p>' }).publish();
+      const edits = await Promise.all(Array.from({ length: 8 }, (_, i) => t.resend.templates.update(data!.id, { html: `<p>edit ${i}</p>` })));
+      assert.ok(edits.every((e) => e.error === null));
+      const versions = await t.ctx.db.selectFrom('template_versions').select('id').where('template_id', '=', data!.id).execute();
+      const template = (await t.resend.templates.get(data!.id)).data!;
+      assert.equal(versions.length, 2, 'the published version and one draft');
+      assert.ok(versions.some((v) => v.id === template.current_version_id));
+      assert.match(template.html, /^<p>edit \d<\/p>$/);
+    });
+
     it('updates: null clears an optional field, variables replace the list and keep the ids of kept keys', async () => {
       const { data } = await t.resend.templates.create({ ...order, text: 'Plain {{{PRODUCT}}}' });
       const before = (await t.resend.templates.get(data!.id)).data!;

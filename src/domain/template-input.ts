@@ -30,11 +30,13 @@ export function changesContent(input: TemplateInput): boolean {
   return CONTENT_FIELDS.some((field) => input[field] !== undefined);
 }
 
+/** A name is any text that is not blank. */
 export function checkName(name: string): string {
   if (name.trim() === '') throw invalidField('name', 'must not be empty.');
   return name;
 }
 
+/** An alias is URL-path safe and never shaped like an id; null means none. */
 export function checkAlias(alias: string | null): string | null {
   if (alias === null) return null;
   if (!ALIAS.test(alias) || isUuid(alias)) {

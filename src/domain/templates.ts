@@ -66,6 +66,7 @@ export async function getTemplate(ctx: Context, idOrAlias: string) {
   };
 }
 
+/** GET /templates: a page of list items, status derived from whether a version is published. */
 export async function listTemplates(ctx: Context, page: PageRequest) {
   const result = await store.listTemplates(ctx.db, page);
   return {

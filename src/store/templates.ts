@@ -16,6 +16,7 @@ export interface PublishedTemplate {
 const byIdOrAlias = (idOrAlias: string) =>
   isUuid(idOrAlias) ? (['t.id', idOrAlias.toLowerCase()] as const) : (['t.alias', idOrAlias] as const);
 
+/** Inserts a new template with its first version, in the caller's transaction. */
 export async function insertTemplate(tx: Tx, template: TemplateRow, version: VersionRow): Promise<void> {
   await tx.insertInto('templates').values(template).execute();
   await tx.insertInto('template_versions').values(version).execute();
@@ -28,6 +29,7 @@ export async function findTemplate(db: Db | Tx, idOrAlias: string, lock = false)
   return (lock && isPostgres(db) ? query.forUpdate() : query).executeTakeFirst();
 }
 
+/** One version of a template's content, by its id. */
 export async function findVersion(db: Db | Tx, id: string): Promise<VersionRow | undefined> {
   return db.selectFrom('template_versions').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -46,24 +48,28 @@ export async function findPublishedTemplate(db: Db, idOrAlias: string): Promise<
   return { templateId, version: id === null ? undefined : { id, html: html!, variables: variables!, ...rest } };
 }
 
+/** A page of templates, without their content. */
 export async function listTemplates(db: Db, page: PageRequest) {
   const columns = ['id', 'name', 'alias', 'published_version_id', 'published_at', 'created_at', 'updated_at'] as const;
   return selectPage(db.selectFrom('templates').select(columns), 'id', page);
 }
 
+/** Changes a template's own row: name, alias, version pointers, times. */
 export async function updateTemplate(tx: Tx, id: string, changes: Partial<Omit<TemplateRow, 'id'>>): Promise<void> {
   await tx.updateTable('templates').set(changes).where('id', '=', id).execute();
 }
 
+/** Adds a draft version to a template. */
 export async function insertVersion(tx: Tx, version: VersionRow): Promise<void> {
   await tx.insertInto('template_versions').values(version).execute();
 }
 
+/** Edits a version in place; only ever a draft one. */
 export async function updateVersion(tx: Tx, id: string, changes: Partial<Omit<VersionRow, 'id' | 'template_id'>>): Promise<void> {
   await tx.updateTable('template_versions').set(changes).where('id', '=', id).execute();
 }
 
-/** Removes the versions of a template that are neither `keep`: a superseded published version. */
+/** Removes every version of a template but `keep`: the published version that `keep` replaces. */
 export async function deleteOtherVersions(tx: Tx, templateId: string, keep: string): Promise<void> {
   await tx.deleteFrom('template_versions').where('template_id', '=', templateId).where('id', '!=', keep).execute();
 }
