@@ -10,6 +10,7 @@ import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { batchRoutes } from './http/routes/batch.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { systemRoutes } from './http/routes/system.ts';
+import { templateRoutes } from './http/routes/templates.ts';
 import { newId } from './ids.ts';
 
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -70,6 +71,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   apiKeyRoutes(app, ctx);
   emailRoutes(app, ctx);
   batchRoutes(app, ctx);
+  templateRoutes(app, ctx);
 
   return app;
 }
