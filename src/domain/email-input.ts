@@ -7,6 +7,7 @@ import type { EmailRows } from '../store/emails.ts';
 import { formatMailbox, parseMailbox, toList, type Mailbox } from './addresses.ts';
 import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
+import { checkTopic } from './topic-rules.ts';
 
 export const MAX_RECIPIENTS_PER_FIELD = 50;
 
@@ -62,9 +63,6 @@ export async function prepareEmail(ctx: Context, input: SendEmailInput): Promise
   if (input.template !== undefined) {
     throw new AppError('validation_error', 'Sending with `template` is not supported yet.');
   }
-  if (input.topic_id !== undefined) {
-    throw new AppError('validation_error', 'Sending with `topic_id` is not supported yet.');
-  }
   if (input.from === undefined) throw missingField('from');
   if (input.subject === undefined) throw missingField('subject');
   if (input.html === undefined && input.text === undefined) throw missingField('html` or `text');
@@ -80,9 +78,11 @@ export async function prepareEmail(ctx: Context, input: SendEmailInput): Promise
   const runAt = input.scheduled_at === undefined ? now : parseScheduledAt(input.scheduled_at, now);
 
   const id = newId();
-  const attachments = await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
   const recipients = envelopeRecipients([...to, ...cc, ...bcc]);
+  const topic = await checkTopic(ctx, input.topic_id, recipients);
+  const attachments = await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
   const initialStatus = input.scheduled_at === undefined ? 'queued' : 'scheduled';
+  const status = (address: string) => (topic.blocked.has(address) ? 'failed' : initialStatus);
 
   return {
     runAt,
@@ -101,10 +101,20 @@ export async function prepareEmail(ctx: Context, input: SendEmailInput): Promise
       tags: input.tags && input.tags.length > 0 ? JSON.stringify(input.tags) : null,
       message_id: `<${id}@${from.address.split('@')[1]}>`,
       scheduled_at: input.scheduled_at === undefined ? null : toTimestamp(runAt),
-      last_event: initialStatus,
+      // Nobody the topic allows: the email fails at once and no job is written.
+      last_event: topic.blocked.size === recipients.length ? 'failed' : initialStatus,
       created_at: toTimestamp(now),
+      topic_id: topic.topicId,
     },
-    recipients: recipients.map((address) => ({ email_id: id, address, status: initialStatus })),
+    recipients: recipients.map((address) => ({ email_id: id, address, status: status(address) })),
     attachments,
+    events: [...topic.blocked].map(([address, reason]) => ({
+      id: newId(),
+      email_id: id,
+      type: 'failed',
+      recipient: address,
+      response: reason,
+      created_at: toTimestamp(now),
+    })),
   };
 }

@@ -61,7 +61,7 @@ export function listOfSchema<T extends ReturnType<typeof Type.Object>>(item: T) 
   return Type.Object({ object: Type.Literal('list'), has_more: Type.Boolean(), data: Type.Array(item) });
 }
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const EmailListItem = Type.Object({
   id: Type.String(),
@@ -83,4 +83,5 @@ export const Email = Type.Object({
   html: Nullable(Type.String()),
   text: Nullable(Type.String()),
   tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+  topic_id: Type.Optional(Type.String()),
 });

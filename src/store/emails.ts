@@ -1,4 +1,5 @@
 import type { Db, Tx } from './db.ts';
+import { insertRows } from './insert-rows.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { EmailAttachmentTable, EmailContentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
 
@@ -13,26 +14,16 @@ export interface EmailRows {
   email: EmailRow;
   recipients: RecipientRow[];
   attachments: AttachmentRow[];
+  /** Events known at acceptance: a recipient the email's topic does not allow has failed already. */
+  events: EventRow[];
 }
 
-// SQLite binds at most 32,766 parameters per statement: large batches go in slices.
-const ROWS_PER_STATEMENT = 2000;
-
-async function insertSliced<T extends 'emails' | 'email_contents' | 'email_recipients' | 'email_attachments'>(
-  tx: Tx,
-  table: T,
-  rows: any[],
-): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    await tx.insertInto(table).values(rows.slice(i, i + ROWS_PER_STATEMENT)).execute();
-  }
-}
-
-/** Inserts emails with their recipients and attachments, in the caller's transaction. */
+/** Inserts emails with their recipients, attachments and events, in the caller's transaction. */
 export async function insertEmails(tx: Tx, emails: EmailRows[]): Promise<void> {
-  await insertSliced(tx, 'emails', emails.map(({ email: { html: _, text: __, ...row } }) => row));
-  await insertSliced(tx, 'email_contents', emails.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })));
-  await insertSliced(tx, 'email_recipients', emails.flatMap((e) => e.recipients));
+  await insertRows(tx, 'emails', emails.map(({ email: { html: _, text: __, ...row } }) => row));
+  await insertRows(tx, 'email_contents', emails.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })));
+  await insertRows(tx, 'email_recipients', emails.flatMap((e) => e.recipients));
+  await insertRows(tx, 'email_events', emails.flatMap((e) => e.events));
   // Attachments can be tens of megabytes each: one row per statement.
   for (const attachment of emails.flatMap((e) => e.attachments)) {
     await tx.insertInto('email_attachments').values(attachment).execute();
