@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { ContactImport } from 'resend';
-import { configEnv, dialects, eventually, startApp, startWorker, type TestApp } from './harness.ts';
+import { configEnv, dialects, eventually, requestJson, startApp, startWorker, type TestApp } from './harness.ts';
 
 const csv = (lines: string[]) => new Blob([lines.join('\n')], { type: 'text/csv' });
 
@@ -133,9 +133,9 @@ for (const dialect of dialects) {
         assert.equal(response.status, status, JSON.stringify(Object.keys(fields)));
         assert.match(response.body.message, message);
       }
-      const json = await t.fetch('/contacts/imports', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const json = await requestJson(t, 'POST', '/contacts/imports', {});
       assert.equal(json.status, 400);
-      assert.match(((await json.json()) as { message: string }).message, /multipart\/form-data/);
+      assert.match(json.body.message, /multipart\/form-data/);
       const after = await t.resend.contacts.imports.list({ limit: 100 });
       assert.equal(after.data!.data.length, before.data!.data.length);
     });
@@ -151,6 +151,15 @@ for (const dialect of dialects) {
       const over = await upload(t, { file: new Blob([fits, '\n']) });
       assert.equal(over.status, 413);
       assert.equal(over.body.name, 'validation_error');
+    });
+
+    it('needs a full-access key, like every route outside sending (the upload route has a scope of its own)', async () => {
+      const { data } = await t.resend.apiKeys.create({ name: 'sender', permission: 'sending_access' });
+      const form = new FormData();
+      form.append('file', csv(['email', 'a@example.com']));
+      const response = await fetch(`${t.url}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${data!.token}` }, body: form });
+      assert.equal(response.status, 401);
+      assert.equal(((await response.json()) as { name: string }).name, 'restricted_api_key');
     });
 
     it('lists imports newest first, by status; an unknown import is 404', async () => {

@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dialects, startApp, type TestApp } from './harness.ts';
-
-async function list(t: TestApp, path: string) {
-  const response = await t.fetch(path);
-  return { status: response.status, body: (await response.json()) as any };
-}
+import { dialects, requestJson, startApp, type TestApp } from './harness.ts';
 
 for (const dialect of dialects) {
   describe(`pagination of contacts, segments and topics (${dialect})`, () => {
@@ -74,7 +69,7 @@ for (const dialect of dialects) {
       const paths = ['/contacts', `/segments/${segment}/contacts`, `/audiences/${segment}/contacts`, '/segments', '/audiences', '/topics', '/contact-properties', '/contacts/imports', `/contacts/${created[0]}/segments`, `/contacts/${created[0]}/topics`];
       for (const path of paths) {
         for (const query of ['limit=0', 'limit=101', 'limit=abc', `after=${created[1]}&before=${created[3]}`, 'after=not-an-id']) {
-          const { status, body } = await list(t, `${path}?${query}`);
+          const { status, body } = await requestJson(t, 'GET', `${path}?${query}`);
           assert.equal(status, 422, `${path}?${query}`);
           assert.equal(body.name, 'validation_error');
         }

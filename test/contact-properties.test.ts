@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dialects, startApp, type TestApp } from './harness.ts';
-
-async function send(t: TestApp, method: string, path: string, body: unknown) {
-  const response = await t.fetch(path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: response.status, body: (await response.json()) as any };
-}
+import { dialects, requestJson, startApp, type TestApp } from './harness.ts';
 
 for (const dialect of dialects) {
   describe(`contact properties (${dialect})`, () => {
@@ -16,7 +11,7 @@ for (const dialect of dialects) {
     after(() => t.close());
 
     it('creates, reads, lists, updates the fallback of, and deletes properties through the SDK', async () => {
-      const created = await send(t, 'POST', '/contact-properties', { key: 'company_name', type: 'string', fallback_value: 'Acme' });
+      const created = await requestJson(t, 'POST', '/contact-properties', { key: 'company_name', type: 'string', fallback_value: 'Acme' });
       assert.equal(created.status, 201);
       assert.deepEqual(Object.keys(created.body).sort(), ['id', 'object']);
       const id = created.body.id as string;
@@ -25,7 +20,7 @@ for (const dialect of dialects) {
 
       const { data: got } = await t.resend.contactProperties.get(id);
       assert.deepEqual({ ...got!, createdAt: undefined }, { object: 'contact_property', id, key: 'company_name', type: 'string', fallbackValue: 'Acme', createdAt: undefined });
-      const raw = (await (await t.fetch(`/contact-properties/${seats.data!.id}`)).json()) as Record<string, unknown>;
+      const { body: raw } = await requestJson(t, 'GET', `/contact-properties/${seats.data!.id}`);
       assert.deepEqual(Object.keys(raw).sort(), ['created_at', 'fallback_value', 'id', 'key', 'object', 'type']);
       assert.equal(raw.fallback_value, 1);
 
@@ -54,7 +49,7 @@ for (const dialect of dialects) {
         [{ key: 's', type: 'string', fallback_value: 3 }, 'validation_error', /`fallback_value`/],
       ] as const;
       for (const [body, name, message] of bad) {
-        const response = await send(t, 'POST', '/contact-properties', body);
+        const response = await requestJson(t, 'POST', '/contact-properties', body);
         assert.equal(response.status, 422, JSON.stringify(body));
         assert.equal(response.body.name, name);
         assert.match(response.body.message, message);
@@ -63,8 +58,8 @@ for (const dialect of dialects) {
       const plan = await t.resend.contactProperties.create({ key: 'plan', type: 'string' });
       assert.equal((await t.resend.contactProperties.create({ key: 'plan', type: 'string' })).error?.statusCode, 422, 'keys are unique');
       assert.equal((await t.resend.contactProperties.create({ key: 'Plan', type: 'number' })).error, null, 'keys are case-sensitive');
-      assert.equal((await send(t, 'PATCH', `/contact-properties/${plan.data!.id}`, { type: 'number' })).status, 422);
-      assert.equal((await send(t, 'PATCH', `/contact-properties/${plan.data!.id}`, { key: 'other' })).status, 422);
+      assert.equal((await requestJson(t, 'PATCH', `/contact-properties/${plan.data!.id}`, { type: 'number' })).status, 422);
+      assert.equal((await requestJson(t, 'PATCH', `/contact-properties/${plan.data!.id}`, { key: 'other' })).status, 422);
       assert.equal((await t.resend.contactProperties.update({ id: plan.data!.id, fallbackValue: 5 })).error?.statusCode, 422);
     });
 
@@ -76,7 +71,7 @@ for (const dialect of dialects) {
       const wrong = await t.resend.contacts.create({ email: 'p@example.com', properties: { age: 'forty' } });
       assert.equal(wrong.error?.statusCode, 422);
       assert.match(wrong.error!.message, /`properties\.age`.*number/);
-      const boolean = await send(t, 'POST', '/contacts', { email: 'p@example.com', properties: { age: true } });
+      const boolean = await requestJson(t, 'POST', '/contacts', { email: 'p@example.com', properties: { age: true } });
       assert.equal(boolean.status, 422);
 
       const contact = await t.resend.contacts.create({ email: 'p@example.com', properties: { age: 40 } });

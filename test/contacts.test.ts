@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dialects, startApp, type TestApp } from './harness.ts';
-
-async function post(t: TestApp, path: string, body: unknown) {
-  const response = await t.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: response.status, body: (await response.json()) as any };
-}
+import { dialects, requestJson, startApp, type TestApp } from './harness.ts';
 
 for (const dialect of dialects) {
   describe(`contacts (${dialect})`, () => {
@@ -55,7 +50,7 @@ for (const dialect of dialects) {
     });
 
     it('answers 201, and takes segments as ["id"] as well as [{id}]', async () => {
-      const { status, body } = await post(t, '/contacts', { email: 'ids@example.com', segments: [vip] });
+      const { status, body } = await requestJson(t, 'POST', '/contacts', { email: 'ids@example.com', segments: [vip] });
       assert.equal(status, 201);
       assert.deepEqual(Object.keys(body).sort(), ['id', 'object']);
       const { data } = await t.resend.contacts.segments.list({ email: 'ids@example.com' });
@@ -78,8 +73,7 @@ for (const dialect of dialects) {
       const { data } = await t.resend.contacts.create({ email: 'a+b@example.com' });
       assert.equal((await t.resend.contacts.get('a+b@example.com')).data?.id, data!.id);
       assert.equal((await t.resend.contacts.get({ email: 'A+B@EXAMPLE.COM' })).data?.id, data!.id);
-      const encoded = await t.fetch('/contacts/a%2Bb%40example.com');
-      assert.equal(((await encoded.json()) as { id: string }).id, data!.id);
+      assert.equal((await requestJson(t, 'GET', '/contacts/a%2Bb%40example.com')).body.id, data!.id);
       const updated = await t.resend.contacts.update({ email: 'a+b@example.com', firstName: 'Plus' });
       assert.deepEqual(updated.data, { object: 'contact', id: data!.id });
       const removed = await t.resend.contacts.remove({ email: 'a+b@example.com' });
@@ -90,12 +84,7 @@ for (const dialect of dialects) {
     it('updates names (null clears), the unsubscribed flag, the email and properties (null removes one)', async () => {
       const { data } = await t.resend.contacts.create({ email: 'upd@example.com', firstName: 'A', lastName: 'B', properties: { company: 'X', seats: 1 } });
       await t.resend.contacts.update({ id: data!.id, firstName: null, unsubscribed: true, properties: { company: null, seats: 9 } });
-      const { status } = await t.fetch(`/contacts/${data!.id}`, {
-        method: 'PATCH',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: 'New@Example.com' }),
-      });
-      assert.equal(status, 200);
+      assert.equal((await requestJson(t, 'PATCH', `/contacts/${data!.id}`, { email: 'New@Example.com' })).status, 200);
       const { data: got } = await t.resend.contacts.get(data!.id);
       assert.equal(got!.email, 'new@example.com');
       assert.equal(got!.first_name, null);
@@ -103,11 +92,7 @@ for (const dialect of dialects) {
       assert.equal(got!.unsubscribed, true);
       assert.deepEqual(got!.properties, { seats: { value: 9, type: 'number' } });
       const taken = await t.resend.contacts.create({ email: 'taken@example.com' });
-      const clash = await t.fetch(`/contacts/${taken.data!.id}`, {
-        method: 'PATCH',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: 'new@example.com' }),
-      });
+      const clash = await requestJson(t, 'PATCH', `/contacts/${taken.data!.id}`, { email: 'new@example.com' });
       assert.equal(clash.status, 422);
     });
 
@@ -135,13 +120,13 @@ for (const dialect of dialects) {
       const bySdk = await t.resend.contacts.list({ segmentId: segment });
       assert.deepEqual(bySdk.data!.data.map((c) => c.id), [...ids].reverse());
       for (const query of [`segment_id=${segment}`, `audience_id=${segment}`]) {
-        const body = (await (await t.fetch(`/contacts?${query}`)).json()) as { data: { id: string }[] };
-        assert.deepEqual(body.data.map((c) => c.id), [...ids].reverse());
+        const { body } = await requestJson(t, 'GET', `/contacts?${query}`);
+        assert.deepEqual(body.data.map((c: { id: string }) => c.id), [...ids].reverse());
       }
     });
 
     it('answers errors in Resend’s shape', async () => {
-      const missing = await post(t, '/contacts', {});
+      const missing = await requestJson(t, 'POST', '/contacts', {});
       assert.deepEqual(missing.body, { statusCode: 422, name: 'missing_required_field', message: 'Missing `email` field.' });
       const invalid = await t.resend.contacts.create({ email: 'not an email' });
       assert.equal(invalid.error?.name, 'validation_error');
@@ -154,11 +139,10 @@ for (const dialect of dialects) {
       assert.match(badSegment.error!.message, /`segments\[0\]`/);
       const badTopic = await t.resend.contacts.create({ email: 'x@example.com', topics: [{ id: 'nope', subscription: 'opt_in' }] });
       assert.match(badTopic.error!.message, /`topics\[0\]\.id`/);
-      const badSubscription = await post(t, '/contacts', { email: 'x@example.com', topics: [{ id: news, subscription: 'maybe' }] });
+      const badSubscription = await requestJson(t, 'POST', '/contacts', { email: 'x@example.com', topics: [{ id: news, subscription: 'maybe' }] });
       assert.equal(badSubscription.status, 422);
       assert.equal((await t.resend.contacts.get('x@example.com')).error?.statusCode, 404, 'nothing was stored');
-      const badFilter = await t.fetch('/contacts?segment_id=01a2007a-0000-7000-8000-000000000000');
-      assert.equal(badFilter.status, 404);
+      assert.equal((await requestJson(t, 'GET', '/contacts?segment_id=01a2007a-0000-7000-8000-000000000000')).status, 404);
     });
   });
 }

@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pageEligibleContacts } from '../src/store/segments.ts';
-import { dialects, startApp, type TestApp } from './harness.ts';
+import { dialects, requestJson, startApp, type TestApp } from './harness.ts';
 
 const MISSING = '01a2007a-0000-7000-8000-000000000000';
-
-async function send(t: TestApp, method: string, path: string, body?: unknown) {
-  const init: RequestInit = body === undefined ? { method } : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
-  const response = await t.fetch(path, init);
-  return { status: response.status, body: (await response.json()) as any };
-}
 
 for (const dialect of dialects) {
   describe(`segments and audiences (${dialect})`, () => {
@@ -20,7 +14,7 @@ for (const dialect of dialects) {
     after(() => t.close());
 
     it('creates (201), gets, lists (all when limit is omitted), renames and deletes segments through the SDK', async () => {
-      const created = await send(t, 'POST', '/segments', { name: 'Registered users' });
+      const created = await requestJson(t, 'POST', '/segments', { name: 'Registered users' });
       assert.equal(created.status, 201);
       assert.deepEqual(created.body, { object: 'segment', id: created.body.id, name: 'Registered users' });
       const id = created.body.id as string;
@@ -39,22 +33,22 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.resend.segments.get(MISSING)).error, { statusCode: 404, name: 'not_found', message: 'Audience not found' });
       assert.equal((await t.resend.segments.update(MISSING, { name: 'x' })).error?.statusCode, 404);
       assert.deepEqual((await t.resend.segments.remove(MISSING)).data, { object: 'segment', id: MISSING, deleted: true });
-      assert.deepEqual((await send(t, 'POST', '/segments', {})).body, { statusCode: 422, name: 'missing_required_field', message: 'Missing `name` field.' });
-      assert.equal((await send(t, 'POST', '/segments', { name: ' ' })).status, 422);
+      assert.deepEqual((await requestJson(t, 'POST', '/segments', {})).body, { statusCode: 422, name: 'missing_required_field', message: 'Missing `name` field.' });
+      assert.equal((await requestJson(t, 'POST', '/segments', { name: ' ' })).status, 422);
     });
 
     it('serves the legacy /audiences routes on the same data', async () => {
-      const created = await send(t, 'POST', '/audiences', { name: 'Legacy' });
+      const created = await requestJson(t, 'POST', '/audiences', { name: 'Legacy' });
       assert.equal(created.status, 201);
       assert.deepEqual(created.body, { object: 'audience', id: created.body.id, name: 'Legacy' });
       const id = created.body.id as string;
       assert.equal((await t.resend.segments.get(id)).data!.name, 'Legacy', 'an audience is a segment');
-      const got = await send(t, 'GET', `/audiences/${id}`);
+      const got = await requestJson(t, 'GET', `/audiences/${id}`);
       assert.deepEqual({ ...got.body, created_at: 'x' }, { object: 'audience', id, name: 'Legacy', created_at: 'x' });
-      const list = await send(t, 'GET', '/audiences');
+      const list = await requestJson(t, 'GET', '/audiences');
       assert.ok(list.body.data.some((a: { id: string }) => a.id === id));
-      assert.deepEqual((await send(t, 'DELETE', `/audiences/${id}`)).body, { object: 'audience', id, deleted: true });
-      assert.equal((await send(t, 'GET', `/audiences/${id}`)).status, 404);
+      assert.deepEqual((await requestJson(t, 'DELETE', `/audiences/${id}`)).body, { object: 'audience', id, deleted: true });
+      assert.equal((await requestJson(t, 'GET', `/audiences/${id}`)).status, 404);
     });
 
     it('serves contacts under an audience: created into it, seen, updated and removed through it only', async () => {
@@ -63,13 +57,13 @@ for (const dialect of dialects) {
       const created = await t.resend.contacts.create({ audienceId: audience, email: 'old@example.com', firstName: 'Old' });
       assert.equal(created.data!.object, 'contact');
       const id = created.data!.id;
-      const again = await send(t, 'POST', `/audiences/${other}/contacts`, { email: 'OLD@example.com' });
+      const again = await requestJson(t, 'POST', `/audiences/${other}/contacts`, { email: 'OLD@example.com' });
       assert.equal(again.status, 201);
       assert.equal(again.body.id, id, 'the same contact joins the second audience');
       assert.equal((await t.resend.contacts.get({ audienceId: audience, email: 'old@example.com' })).data!.first_name, 'Old');
       await t.resend.contacts.update({ audienceId: audience, id, lastName: 'Timer' });
       assert.equal((await t.resend.contacts.get(id)).data!.last_name, 'Timer');
-      const listed = await send(t, 'GET', `/audiences/${audience}/contacts`);
+      const listed = await requestJson(t, 'GET', `/audiences/${audience}/contacts`);
       assert.deepEqual(listed.body.data.map((c: { id: string }) => c.id), [id]);
 
       const removed = await t.resend.contacts.remove({ audienceId: audience, id });
@@ -77,7 +71,7 @@ for (const dialect of dialects) {
       assert.equal((await t.resend.contacts.get({ audienceId: audience, id })).error?.statusCode, 404, 'no longer in that audience');
       assert.equal((await t.resend.contacts.get({ audienceId: other, id })).data?.id, id, 'still in the other one');
       assert.equal((await t.resend.contacts.update({ audienceId: audience, id, firstName: 'x' })).error?.statusCode, 404);
-      assert.equal((await send(t, 'POST', `/audiences/${MISSING}/contacts`, { email: 'z@example.com' })).body.message, 'Audience not found');
+      assert.equal((await requestJson(t, 'POST', `/audiences/${MISSING}/contacts`, { email: 'z@example.com' })).body.message, 'Audience not found');
     });
 
     it('adds, lists and removes a contact’s segments by contact id or email; deleting a segment keeps its contacts', async () => {

@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dialects, startApp, type TestApp } from './harness.ts';
-
-async function send(t: TestApp, method: string, path: string, body?: unknown) {
-  const init: RequestInit = body === undefined ? { method } : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
-  const response = await t.fetch(path, init);
-  return { status: response.status, body: (await response.json()) as any };
-}
+import { dialects, requestJson, startApp, type TestApp } from './harness.ts';
 
 for (const dialect of dialects) {
   describe(`topics (${dialect})`, () => {
@@ -17,7 +11,7 @@ for (const dialect of dialects) {
     after(() => t.close());
 
     it('creates (201), gets, updates and deletes topics through the SDK; visibility defaults to private', async () => {
-      const created = await send(t, 'POST', '/topics', { name: 'Product updates', description: 'Monthly', default_subscription: 'opt_in', visibility: 'public' });
+      const created = await requestJson(t, 'POST', '/topics', { name: 'Product updates', description: 'Monthly', default_subscription: 'opt_in', visibility: 'public' });
       assert.equal(created.status, 201);
       assert.deepEqual(created.body, { object: 'topic', id: created.body.id });
       const id = created.body.id as string;
@@ -37,7 +31,7 @@ for (const dialect of dialects) {
       assert.equal(offers.description, null);
 
       assert.deepEqual((await t.resend.topics.update({ id, name: 'Updates', description: 'Weekly' })).data, { object: 'topic', id } as never);
-      assert.equal((await send(t, 'PATCH', `/topics/${id}`, { visibility: 'private', default_subscription: 'opt_in' })).status, 200, 'the same default is no change');
+      assert.equal((await requestJson(t, 'PATCH', `/topics/${id}`, { visibility: 'private', default_subscription: 'opt_in' })).status, 200, 'the same default is no change');
       const { data: updated } = await t.resend.topics.get(id);
       assert.deepEqual([updated!.name, updated!.description, (updated as unknown as { visibility: string }).visibility], ['Updates', 'Weekly', 'private']);
 
@@ -55,18 +49,18 @@ for (const dialect of dialects) {
         [{ name: 'x', default_subscription: 'opt_in', visibility: 'secret' }, 'validation_error', /`visibility`/],
       ] as const;
       for (const [body, name, message] of bad) {
-        const response = await send(t, 'POST', '/topics', body);
+        const response = await requestJson(t, 'POST', '/topics', body);
         assert.equal(response.status, 422, JSON.stringify(body));
         assert.equal(response.body.name, name);
         assert.match(response.body.message, message);
       }
-      const ok = await send(t, 'POST', '/topics', { name: 'n'.repeat(50), description: 'd'.repeat(200), default_subscription: 'opt_in' });
+      const ok = await requestJson(t, 'POST', '/topics', { name: 'n'.repeat(50), description: 'd'.repeat(200), default_subscription: 'opt_in' });
       assert.equal(ok.status, 201);
-      const immutable = await send(t, 'PATCH', `/topics/${ok.body.id}`, { default_subscription: 'opt_out' });
+      const immutable = await requestJson(t, 'PATCH', `/topics/${ok.body.id}`, { default_subscription: 'opt_out' });
       assert.equal(immutable.status, 422);
       assert.match(immutable.body.message, /`default_subscription`.*cannot be changed/);
       assert.equal((await t.resend.topics.get(ok.body.id)).data!.default_subscription, 'opt_in');
-      assert.equal((await send(t, 'PATCH', `/topics/${ok.body.id}`, { name: 'n'.repeat(51) })).status, 422);
+      assert.equal((await requestJson(t, 'PATCH', `/topics/${ok.body.id}`, { name: 'n'.repeat(51) })).status, 422);
     });
 
     it('lists topics always paginated (a newer endpoint): 20 when limit is omitted', async () => {
@@ -114,17 +108,17 @@ for (const dialect of dialects) {
       const bare = await t.resend.contacts.topics.update({ email: 'digest@example.com', topics: [{ id: topic, subscription: 'opt_out' }] });
       assert.deepEqual(bare.data, { object: 'contact_topics', id: contact, contact_id: contact, topics: [{ id: topic, subscription: 'opt_out' }] } as never);
       assert.equal(await subscription(), 'opt_out');
-      const wrapped = await send(t, 'PATCH', `/contacts/${contact}/topics`, { topics: [{ id: topic, subscription: 'opt_in' }] });
+      const wrapped = await requestJson(t, 'PATCH', `/contacts/${contact}/topics`, { topics: [{ id: topic, subscription: 'opt_in' }] });
       assert.equal(wrapped.status, 200);
       assert.equal(await subscription(), 'opt_in');
 
       const unknown = await t.resend.contacts.topics.update({ id: contact, topics: [{ id: 'nope', subscription: 'opt_in' }] });
       assert.equal(unknown.error?.statusCode, 422);
       assert.match(unknown.error!.message, /`topics\[0\]\.id`/);
-      const badSubscription = await send(t, 'PATCH', `/contacts/${contact}/topics`, [{ id: topic, subscription: 'yes' }]);
+      const badSubscription = await requestJson(t, 'PATCH', `/contacts/${contact}/topics`, [{ id: topic, subscription: 'yes' }]);
       assert.equal(badSubscription.status, 422);
       assert.match(badSubscription.body.message, /`topics\[0\]\.subscription`/);
-      const missing = await send(t, 'PATCH', `/contacts/${contact}/topics`, {});
+      const missing = await requestJson(t, 'PATCH', `/contacts/${contact}/topics`, {});
       assert.deepEqual(missing.body, { statusCode: 422, name: 'missing_required_field', message: 'Missing `topics` field.' });
       assert.equal(await subscription(), 'opt_in', 'refused updates changed nothing');
     });
