@@ -35,7 +35,9 @@ async function insertStraight(csv: string): Promise<number> {
   sqlite.pragma('synchronous = FULL');
   const segment = uuidv7();
   sqlite.prepare('insert into segments (id, name, created_at) values (?, ?, ?)').run(segment, 'bench', 'now');
-  const contact = sqlite.prepare('insert into contacts (id, email, first_name, last_name, unsubscribed, created_at) values (?, ?, ?, ?, 0, ?)');
+  const contact = sqlite.prepare(
+    'insert into contacts (id, email, first_name, last_name, unsubscribed, created_at) values (?, ?, ?, ?, 0, ?)',
+  );
   const member = sqlite.prepare('insert into segment_contacts (segment_id, contact_id) values (?, ?)');
   const write = sqlite.transaction((rows: string[][]) => {
     for (const [email, first, last] of rows) {
@@ -45,7 +47,7 @@ async function insertStraight(csv: string): Promise<number> {
     }
   });
   const started = performance.now();
-  const rows = (parse(csv, { from_line: 2 }) as string[][]);
+  const rows = parse(csv, { from_line: 2 }) as string[][];
   for (let i = 0; i < rows.length; i += CHUNK) write(rows.slice(i, i + CHUNK));
   const ms = performance.now() - started;
   sqlite.close();
@@ -132,10 +134,13 @@ export async function benchContacts(options: { n: number }): Promise<Figure[]> {
 
   const mailroom = await startMailroom({});
   try {
-    const segment = (await api(mailroom.url, '/segments', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"bench"}' })).id as string;
+    const create = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"bench"}' };
+    const segment = (await api(mailroom.url, '/segments', create)).id as string;
     const importMs = await importThroughApi(mailroom.url, csv, segment);
     const cursors = await pageCursors(mailroom.url, segment);
-    const keyset = await timePages((cursor) => api(mailroom.url, `/segments/${segment}/contacts?limit=${PAGE}${cursor ? `&after=${cursor}` : ''}`), cursors);
+    const page = (cursor: string | undefined) =>
+      api(mailroom.url, `/segments/${segment}/contacts?limit=${PAGE}${cursor ? `&after=${cursor}` : ''}`);
+    const keyset = await timePages(page, cursors);
     const offset = timeOffsetPages(mailroom.databaseUrl, segment, options.n);
     const n = options.n.toLocaleString('en-US');
     return [

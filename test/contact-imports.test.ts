@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { ContactImport } from 'resend';
+import { importContactsTask } from '../src/workers/import-contacts.ts';
 import { configEnv, dialects, eventually, requestJson, startApp, startWorker, type TestApp } from './harness.ts';
 
 const csv = (lines: string[]) => new Blob([lines.join('\n')], { type: 'text/csv' });
@@ -73,14 +74,19 @@ for (const dialect of dialects) {
     it('skips existing contacts by default, and upserts them with the cells that have a value', async () => {
       await t.resend.contacts.create({ email: 'keep@example.com', firstName: 'Kept', lastName: 'Name', properties: { plan: 'free' } });
       const rows = ['email,first_name,last_name,plan', 'keep@example.com,New,,pro', 'fresh@example.com,Fresh,,'];
-      const skip = await t.resend.contacts.imports.create({ file: csv(rows), columnMap: { properties: { plan: { column: 'plan' } } } });
+      const later = (await t.resend.segments.create({ name: 'Later' })).data!.id;
+      const columnMap = { properties: { plan: { column: 'plan' } } };
+      const skip = await t.resend.contacts.imports.create({ file: csv(rows), columnMap, segments: [{ id: later }] });
       assert.deepEqual((await finished(t, skip.data!.id)).counts, { total: 2, created: 1, updated: 0, skipped: 1, failed: 0 });
       assert.equal((await t.resend.contacts.get('keep@example.com')).data!.first_name, 'Kept');
+      const members = (await t.resend.contacts.list({ segmentId: later })).data!.data.map((c) => c.email);
+      assert.deepEqual(members, ['fresh@example.com'], 'a skipped contact is left wholly untouched');
 
-      const upsert = await t.resend.contacts.imports.create({ file: csv(rows), onConflict: 'upsert', columnMap: { properties: { plan: { column: 'plan' } } } });
+      const upsert = await t.resend.contacts.imports.create({ file: csv(rows), onConflict: 'upsert', columnMap });
       assert.deepEqual((await finished(t, upsert.data!.id)).counts, { total: 2, created: 0, updated: 2, skipped: 0, failed: 0 });
       const { data: kept } = await t.resend.contacts.get('keep@example.com');
-      assert.deepEqual([kept!.first_name, kept!.last_name, kept!.properties.plan?.value], ['New', 'Name', 'pro'], 'an empty cell keeps the value');
+      const fields = [kept!.first_name, kept!.last_name, kept!.properties.plan?.value];
+      assert.deepEqual(fields, ['New', 'Name', 'pro'], 'an empty cell keeps the value');
     });
 
     it('counts rows without a valid email, or with a value not of its type, as failed; a repeated email as existing', async () => {
@@ -121,7 +127,11 @@ for (const dialect of dialects) {
         [{ file: csv([]) }, 422, /`file`.*empty/],
         [{ file, column_map: JSON.stringify({ first_name: 'Given' }) }, 422, /`column_map\.first_name`.*no column "Given"/],
         [{ file, column_map: JSON.stringify({ properties: { shoe: { column: 'name' } } }) }, 422, /`column_map\.properties\.shoe`/],
-        [{ file, column_map: JSON.stringify({ properties: { seats: { column: 'name', type: 'string' } } }) }, 422, /`column_map\.properties\.seats\.type`/],
+        [
+          { file, column_map: JSON.stringify({ properties: { seats: { column: 'name', type: 'string' } } }) },
+          422,
+          /`column_map\.properties\.seats\.type`/,
+        ],
         [{ file, column_map: '{not json' }, 422, /`column_map`.*JSON/],
         [{ file, on_conflict: 'merge' }, 422, /`on_conflict`/],
         [{ file, segments: JSON.stringify([{ id: 'nope' }]) }, 422, /`segments\[0\]`/],
@@ -157,7 +167,8 @@ for (const dialect of dialects) {
       const { data } = await t.resend.apiKeys.create({ name: 'sender', permission: 'sending_access' });
       const form = new FormData();
       form.append('file', csv(['email', 'a@example.com']));
-      const response = await fetch(`${t.url}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${data!.token}` }, body: form });
+      const headers = { authorization: `Bearer ${data!.token}` };
+      const response = await fetch(`${t.url}/contacts/imports`, { method: 'POST', headers, body: form });
       assert.equal(response.status, 401);
       assert.equal(((await response.json()) as { name: string }).name, 'restricted_api_key');
     });
@@ -186,7 +197,10 @@ for (const dialect of dialects) {
         const lines = ['email'];
         for (let i = 0; i < rows; i++) lines.push(`crash${i}@example.com`);
         const { data } = await t.resend.contacts.imports.create({ file: csv(lines), segments: [{ id: segment }] });
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], { env: { ...process.env, ...configEnv(t.ctx) }, stdio: 'ignore' });
+        const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'worker'], {
+          env: { ...process.env, ...configEnv(t.ctx) },
+          stdio: 'ignore',
+        });
         const midway = await eventually(async () => {
           const { data: state } = await t.resend.contacts.imports.get(data!.id);
           return state!.counts.total > 0 ? state : undefined;
@@ -211,6 +225,26 @@ for (const dialect of dialects) {
         }
         assert.equal(await count(t, 'contacts'), rows);
         assert.equal(await count(t, 'segment_contacts'), rows);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('a worker whose job was taken over by another stops at its next chunk without writing', async () => {
+      const t = await startApp(dialect, { worker: false });
+      try {
+        const { data } = await t.resend.contacts.imports.create({ file: csv(['email', 'one@example.com', 'two@example.com']) });
+        await t.ctx.db.updateTable('jobs').set({ locked_by: 'worker-b', locked_at: t.clock.now(), attempts: 1 }).execute();
+        const job = await t.ctx.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
+        await importContactsTask(t.ctx, { ...job, locked_by: 'worker-a' });
+        assert.equal(await count(t, 'contacts'), 0);
+        assert.equal((await t.resend.contacts.imports.get(data!.id)).data!.counts.total, 0);
+        const after = await t.ctx.db.selectFrom('jobs').select(['locked_by']).executeTakeFirstOrThrow();
+        assert.equal(after.locked_by, 'worker-b', 'the job is left to the worker that holds it');
+
+        await importContactsTask(t.ctx, job);
+        const { data: done } = await t.resend.contacts.imports.get(data!.id);
+        assert.deepEqual(done!.counts, { total: 2, created: 2, updated: 0, skipped: 0, failed: 0 });
       } finally {
         await t.close();
       }

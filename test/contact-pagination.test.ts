@@ -54,7 +54,10 @@ for (const dialect of dialects) {
     }
 
     it('pages a contact’s segments; contact properties (a newer list) paginate by default', async () => {
-      for (let i = 0; i < 3; i++) await t.resend.contacts.segments.add({ contactId: created[0]!, segmentId: (await t.resend.segments.create({ name: `S${i}` })).data!.id });
+      for (let i = 0; i < 3; i++) {
+        const segmentId = (await t.resend.segments.create({ name: `S${i}` })).data!.id;
+        await t.resend.contacts.segments.add({ contactId: created[0]!, segmentId });
+      }
       const segments = await t.resend.contacts.segments.list({ contactId: created[0]!, limit: 2 });
       assert.deepEqual([segments.data!.data.length, segments.data!.has_more], [2, true]);
       const rest = await t.resend.contacts.segments.list({ contactId: created[0]!, limit: 2, after: segments.data!.data[1]!.id });
@@ -66,7 +69,18 @@ for (const dialect of dialects) {
     });
 
     it('answers 422 validation_error for a bad limit, both cursors, or a malformed cursor, on every new list', async () => {
-      const paths = ['/contacts', `/segments/${segment}/contacts`, `/audiences/${segment}/contacts`, '/segments', '/audiences', '/topics', '/contact-properties', '/contacts/imports', `/contacts/${created[0]}/segments`, `/contacts/${created[0]}/topics`];
+      const paths = [
+        '/contacts',
+        `/segments/${segment}/contacts`,
+        `/audiences/${segment}/contacts`,
+        '/segments',
+        '/audiences',
+        '/topics',
+        '/contact-properties',
+        '/contacts/imports',
+        `/contacts/${created[0]}/segments`,
+        `/contacts/${created[0]}/topics`,
+      ];
       for (const path of paths) {
         for (const query of ['limit=0', 'limit=101', 'limit=abc', `after=${created[1]}&before=${created[3]}`, 'after=not-an-id']) {
           const { status, body } = await requestJson(t, 'GET', `${path}?${query}`);

@@ -19,7 +19,9 @@ for (const dialect of dialects) {
       assert.equal(seats.data!.object, 'contact_property');
 
       const { data: got } = await t.resend.contactProperties.get(id);
-      assert.deepEqual({ ...got!, createdAt: undefined }, { object: 'contact_property', id, key: 'company_name', type: 'string', fallbackValue: 'Acme', createdAt: undefined });
+      const { createdAt, ...rest } = got!;
+      assert.match(createdAt, /\+00$/);
+      assert.deepEqual(rest, { object: 'contact_property', id, key: 'company_name', type: 'string', fallbackValue: 'Acme' });
       const { body: raw } = await requestJson(t, 'GET', `/contact-properties/${seats.data!.id}`);
       assert.deepEqual(Object.keys(raw).sort(), ['created_at', 'fallback_value', 'id', 'key', 'object', 'type']);
       assert.equal(raw.fallback_value, 1);
@@ -27,13 +29,15 @@ for (const dialect of dialects) {
       const list = await t.resend.contactProperties.list();
       assert.deepEqual(list.data!.data.map((p) => p.key), ['seats', 'company_name']);
 
-      assert.deepEqual((await t.resend.contactProperties.update({ id, fallbackValue: 'Initech' })).data, { object: 'contact_property', id });
+      const updated = await t.resend.contactProperties.update({ id, fallbackValue: 'Initech' });
+      assert.deepEqual(updated.data, { object: 'contact_property', id });
       assert.equal((await t.resend.contactProperties.get(id)).data!.fallbackValue, 'Initech');
       await t.resend.contactProperties.update({ id, fallbackValue: null });
       assert.equal((await t.resend.contactProperties.get(id)).data!.fallbackValue, null);
 
       assert.deepEqual((await t.resend.contactProperties.remove(id)).data, { object: 'contact_property', id, deleted: true });
-      assert.deepEqual((await t.resend.contactProperties.get(id)).error, { statusCode: 404, name: 'not_found', message: 'Contact property not found' });
+      const gone = await t.resend.contactProperties.get(id);
+      assert.deepEqual(gone.error, { statusCode: 404, name: 'not_found', message: 'Contact property not found' });
       assert.equal((await t.resend.contactProperties.remove(id)).error?.statusCode, 404);
     });
 

@@ -82,7 +82,8 @@ for (const dialect of dialects) {
     });
 
     it('updates names (null clears), the unsubscribed flag, the email and properties (null removes one)', async () => {
-      const { data } = await t.resend.contacts.create({ email: 'upd@example.com', firstName: 'A', lastName: 'B', properties: { company: 'X', seats: 1 } });
+      const properties = { company: 'X', seats: 1 };
+      const { data } = await t.resend.contacts.create({ email: 'upd@example.com', firstName: 'A', lastName: 'B', properties });
       await t.resend.contacts.update({ id: data!.id, firstName: null, unsubscribed: true, properties: { company: null, seats: 9 } });
       assert.equal((await requestJson(t, 'PATCH', `/contacts/${data!.id}`, { email: 'New@Example.com' })).status, 200);
       const { data: got } = await t.resend.contacts.get(data!.id);
@@ -97,7 +98,8 @@ for (const dialect of dialects) {
     });
 
     it('deleting removes memberships and subscriptions with the contact; deleting again still answers deleted', async () => {
-      const { data } = await t.resend.contacts.create({ email: 'gone@example.com', segments: [{ id: vip }], topics: [{ id: news, subscription: 'opt_in' }] });
+      const topics = [{ id: news, subscription: 'opt_in' as const }];
+      const { data } = await t.resend.contacts.create({ email: 'gone@example.com', segments: [{ id: vip }], topics });
       const removed = await t.resend.contacts.remove(data!.id);
       assert.deepEqual(removed.data, { object: 'contact', id: data!.id, contact: data!.id, deleted: true });
       const memberships = await t.ctx.db.selectFrom('segment_contacts').selectAll().where('contact_id', '=', data!.id).execute();
@@ -110,7 +112,9 @@ for (const dialect of dialects) {
     it('lists every contact when limit is omitted, newest first, and one segment with segment_id or /segments/:id/contacts', async () => {
       const segment = (await t.resend.segments.create({ name: 'Listed' })).data!.id;
       const ids: string[] = [];
-      for (let i = 0; i < 3; i++) ids.push((await t.resend.contacts.create({ email: `listed${i}@example.com`, segments: [{ id: segment }] })).data!.id);
+      for (let i = 0; i < 3; i++) {
+        ids.push((await t.resend.contacts.create({ email: `listed${i}@example.com`, segments: [{ id: segment }] })).data!.id);
+      }
       const all = await t.resend.contacts.list();
       assert.equal(all.data!.has_more, false);
       const count = await t.ctx.db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
@@ -139,7 +143,8 @@ for (const dialect of dialects) {
       assert.match(badSegment.error!.message, /`segments\[0\]`/);
       const badTopic = await t.resend.contacts.create({ email: 'x@example.com', topics: [{ id: 'nope', subscription: 'opt_in' }] });
       assert.match(badTopic.error!.message, /`topics\[0\]\.id`/);
-      const badSubscription = await requestJson(t, 'POST', '/contacts', { email: 'x@example.com', topics: [{ id: news, subscription: 'maybe' }] });
+      const topics = [{ id: news, subscription: 'maybe' }];
+      const badSubscription = await requestJson(t, 'POST', '/contacts', { email: 'x@example.com', topics });
       assert.equal(badSubscription.status, 422);
       assert.equal((await t.resend.contacts.get('x@example.com')).error?.statusCode, 404, 'nothing was stored');
       assert.equal((await requestJson(t, 'GET', '/contacts?segment_id=01a2007a-0000-7000-8000-000000000000')).status, 404);

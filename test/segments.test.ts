@@ -33,7 +33,8 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.resend.segments.get(MISSING)).error, { statusCode: 404, name: 'not_found', message: 'Audience not found' });
       assert.equal((await t.resend.segments.update(MISSING, { name: 'x' })).error?.statusCode, 404);
       assert.deepEqual((await t.resend.segments.remove(MISSING)).data, { object: 'segment', id: MISSING, deleted: true });
-      assert.deepEqual((await requestJson(t, 'POST', '/segments', {})).body, { statusCode: 422, name: 'missing_required_field', message: 'Missing `name` field.' });
+      const missing = await requestJson(t, 'POST', '/segments', {});
+      assert.deepEqual(missing.body, { statusCode: 422, name: 'missing_required_field', message: 'Missing `name` field.' });
       assert.equal((await requestJson(t, 'POST', '/segments', { name: ' ' })).status, 422);
     });
 
@@ -71,7 +72,8 @@ for (const dialect of dialects) {
       assert.equal((await t.resend.contacts.get({ audienceId: audience, id })).error?.statusCode, 404, 'no longer in that audience');
       assert.equal((await t.resend.contacts.get({ audienceId: other, id })).data?.id, id, 'still in the other one');
       assert.equal((await t.resend.contacts.update({ audienceId: audience, id, firstName: 'x' })).error?.statusCode, 404);
-      assert.equal((await requestJson(t, 'POST', `/audiences/${MISSING}/contacts`, { email: 'z@example.com' })).body.message, 'Audience not found');
+      const noAudience = await requestJson(t, 'POST', `/audiences/${MISSING}/contacts`, { email: 'z@example.com' });
+      assert.equal(noAudience.body.message, 'Audience not found');
     });
 
     it('adds, lists and removes a contact’s segments by contact id or email; deleting a segment keeps its contacts', async () => {
@@ -85,11 +87,13 @@ for (const dialect of dialects) {
       const list = await t.resend.contacts.segments.list({ email: 'member@example.com' });
       assert.deepEqual(list.data!.data.map((s) => [s.id, s.name]), [[b, 'B'], [a, 'A']]);
       const removed = await t.resend.contacts.segments.remove({ email: 'member@example.com', segmentId: a });
-      assert.deepEqual(removed.data, { object: 'contact_segment', id: a, audienceId: a, contact_id: contact, segment_id: a, deleted: true });
+      const expected = { object: 'contact_segment', id: a, audienceId: a, contact_id: contact, segment_id: a, deleted: true };
+      assert.deepEqual(removed.data, expected);
       assert.deepEqual((await t.resend.contacts.list({ segmentId: a })).data!.data, []);
 
       assert.equal((await t.resend.contacts.segments.add({ contactId: contact, segmentId: MISSING })).error?.message, 'Audience not found');
-      assert.equal((await t.resend.contacts.segments.add({ email: 'nobody@example.com', segmentId: b })).error?.message, 'Contact not found');
+      const noContact = await t.resend.contacts.segments.add({ email: 'nobody@example.com', segmentId: b });
+      assert.equal(noContact.error?.message, 'Contact not found');
       assert.equal((await t.resend.contacts.segments.list({ contactId: MISSING })).error?.statusCode, 404);
 
       await t.resend.segments.remove(b);
@@ -105,12 +109,14 @@ for (const dialect of dialects) {
         (await t.resend.contacts.create({ email, segments: [{ id: segment }], ...extra })).data!.id;
       const plain = await make('plain@example.com');
       await make('unsub@example.com', { unsubscribed: true, topics: [{ id: optIn, subscription: 'opt_in' }] });
-      const inBoth = await make('in@example.com', { topics: [{ id: optIn, subscription: 'opt_in' }, { id: optOut, subscription: 'opt_in' }] });
-      const outBoth = await make('out@example.com', { topics: [{ id: optIn, subscription: 'opt_out' }, { id: optOut, subscription: 'opt_out' }] });
+      const both = (subscription: 'opt_in' | 'opt_out') => [optIn, optOut].map((id) => ({ id, subscription }));
+      const inBoth = await make('in@example.com', { topics: both('opt_in') });
+      const outBoth = await make('out@example.com', { topics: both('opt_out') });
       await t.resend.contacts.create({ email: 'outsider@example.com', topics: [{ id: optOut, subscription: 'opt_in' }] });
 
       const walk = async (topicId: string | undefined) => {
-        const topic = topicId ? await t.ctx.db.selectFrom('topics').select(['id', 'default_subscription']).where('id', '=', topicId).executeTakeFirstOrThrow() : undefined;
+        const topics = t.ctx.db.selectFrom('topics').select(['id', 'default_subscription']);
+        const topic = topicId ? await topics.where('id', '=', topicId).executeTakeFirstOrThrow() : undefined;
         const ids: string[] = [];
         let after: string | undefined;
         for (;;) {

@@ -58,17 +58,23 @@ for (const dialect of dialects) {
       assert.equal(email!.topic_id, optOutTopic);
 
       const failed = (await events(t, data!.id)).filter((e) => e.type === 'failed');
-      assert.deepEqual(failed.map((e) => e.recipient).sort(), ['gone@example.com', 'leaver@example.com', 'quiet@example.com', 'stranger@example.com']);
+      const blocked = ['gone@example.com', 'leaver@example.com', 'quiet@example.com', 'stranger@example.com'];
+      assert.deepEqual(failed.map((e) => e.recipient).sort(), blocked);
       const reason = (address: string) => failed.find((e) => e.recipient === address)!.response!;
       assert.match(reason('leaver@example.com'), /opted out of topic "Offers"/);
       assert.match(reason('quiet@example.com'), /has not opted in/);
       assert.match(reason('stranger@example.com'), /not a contact/);
       assert.match(reason('gone@example.com'), /unsubscribed from all/);
-      const statuses = await t.ctx.db.selectFrom('email_recipients').select(['address', 'status']).where('email_id', '=', data!.id).orderBy('address').execute();
+      const statuses = await t.ctx.db
+        .selectFrom('email_recipients')
+        .select(['address', 'status'])
+        .where('email_id', '=', data!.id)
+        .orderBy('address')
+        .execute();
       assert.deepEqual(statuses.map((r) => r.status), ['delivered', 'failed', 'failed', 'failed', 'failed']);
     });
 
-    it('on a topic contacts are in by default: sends to non-contacts and contacts without a choice, not to those who opted out', async () => {
+    it('on a topic that is opt_in by default: sends to non-contacts and contacts without a choice, not to opt-outs', async () => {
       const { data } = await t.resend.emails.send({
         ...base,
         to: ['fan@example.com', 'quiet@example.com'],

@@ -11,7 +11,8 @@ for (const dialect of dialects) {
     after(() => t.close());
 
     it('creates (201), gets, updates and deletes topics through the SDK; visibility defaults to private', async () => {
-      const created = await requestJson(t, 'POST', '/topics', { name: 'Product updates', description: 'Monthly', default_subscription: 'opt_in', visibility: 'public' });
+      const body = { name: 'Product updates', description: 'Monthly', default_subscription: 'opt_in', visibility: 'public' };
+      const created = await requestJson(t, 'POST', '/topics', body);
       assert.equal(created.status, 201);
       assert.deepEqual(created.body, { object: 'topic', id: created.body.id });
       const id = created.body.id as string;
@@ -30,10 +31,12 @@ for (const dialect of dialects) {
       assert.equal(offers.visibility, 'private');
       assert.equal(offers.description, null);
 
-      assert.deepEqual((await t.resend.topics.update({ id, name: 'Updates', description: 'Weekly' })).data, { object: 'topic', id } as never);
-      assert.equal((await requestJson(t, 'PATCH', `/topics/${id}`, { visibility: 'private', default_subscription: 'opt_in' })).status, 200, 'the same default is no change');
-      const { data: updated } = await t.resend.topics.get(id);
-      assert.deepEqual([updated!.name, updated!.description, (updated as unknown as { visibility: string }).visibility], ['Updates', 'Weekly', 'private']);
+      const renamed = await t.resend.topics.update({ id, name: 'Updates', description: 'Weekly' });
+      assert.deepEqual(renamed.data, { object: 'topic', id } as never);
+      const sameDefault = await requestJson(t, 'PATCH', `/topics/${id}`, { visibility: 'private', default_subscription: 'opt_in' });
+      assert.equal(sameDefault.status, 200, 'the same default is no change');
+      const { body: updated } = await requestJson(t, 'GET', `/topics/${id}`);
+      assert.deepEqual([updated.name, updated.description, updated.visibility], ['Updates', 'Weekly', 'private']);
 
       assert.deepEqual((await t.resend.topics.remove(id)).data, { object: 'topic', id, deleted: true });
       assert.deepEqual((await t.resend.topics.get(id)).error, { statusCode: 404, name: 'not_found', message: 'Topic not found' });
@@ -54,7 +57,8 @@ for (const dialect of dialects) {
         assert.equal(response.body.name, name);
         assert.match(response.body.message, message);
       }
-      const ok = await requestJson(t, 'POST', '/topics', { name: 'n'.repeat(50), description: 'd'.repeat(200), default_subscription: 'opt_in' });
+      const longest = { name: 'n'.repeat(50), description: 'd'.repeat(200), default_subscription: 'opt_in' };
+      const ok = await requestJson(t, 'POST', '/topics', longest);
       assert.equal(ok.status, 201);
       const immutable = await requestJson(t, 'PATCH', `/topics/${ok.body.id}`, { default_subscription: 'opt_out' });
       assert.equal(immutable.status, 422);
@@ -84,7 +88,8 @@ for (const dialect of dialects) {
       try {
         const a = (await fresh.resend.topics.create({ name: 'A', description: 'about A', defaultSubscription: 'opt_in' })).data!.id;
         const b = (await fresh.resend.topics.create({ name: 'B', defaultSubscription: 'opt_out' })).data!.id;
-        const contact = (await fresh.resend.contacts.create({ email: 'sub@example.com', topics: [{ id: b, subscription: 'opt_in' }] })).data!.id;
+        const topics = [{ id: b, subscription: 'opt_in' as const }];
+        const contact = (await fresh.resend.contacts.create({ email: 'sub@example.com', topics })).data!.id;
         const expected = [
           { id: b, name: 'B', description: null, subscription: 'opt_in' },
           { id: a, name: 'A', description: 'about A', subscription: 'opt_in' },
@@ -94,6 +99,9 @@ for (const dialect of dialects) {
         const page = await fresh.resend.contacts.topics.list({ id: contact, limit: 1 });
         assert.deepEqual([page.data!.has_more, page.data!.data.length], [true, 1]);
         assert.equal((await fresh.resend.contacts.topics.list({ email: 'nobody@example.com' })).error?.statusCode, 404);
+        await fresh.resend.topics.remove(b);
+        assert.deepEqual((await fresh.resend.contacts.topics.list({ id: contact })).data!.data.map((row) => row.id), [a]);
+        assert.deepEqual(await fresh.ctx.db.selectFrom('contact_topics').selectAll().execute(), [], 'its choices went with it');
       } finally {
         await fresh.close();
       }
@@ -106,7 +114,8 @@ for (const dialect of dialects) {
         (await t.resend.contacts.topics.list({ id: contact, limit: 100 })).data!.data.find((row) => row.id === topic)!.subscription;
 
       const bare = await t.resend.contacts.topics.update({ email: 'digest@example.com', topics: [{ id: topic, subscription: 'opt_out' }] });
-      assert.deepEqual(bare.data, { object: 'contact_topics', id: contact, contact_id: contact, topics: [{ id: topic, subscription: 'opt_out' }] } as never);
+      const expected = { object: 'contact_topics', id: contact, contact_id: contact, topics: [{ id: topic, subscription: 'opt_out' }] };
+      assert.deepEqual(bare.data, expected as never);
       assert.equal(await subscription(), 'opt_out');
       const wrapped = await requestJson(t, 'PATCH', `/contacts/${contact}/topics`, { topics: [{ id: topic, subscription: 'opt_in' }] });
       assert.equal(wrapped.status, 200);

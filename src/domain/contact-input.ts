@@ -52,7 +52,9 @@ export async function checkPropertyValues(
       throw invalidField(`properties.${key}`, `there is no contact property "${key}"; create it first with POST /contact-properties.`);
     }
     if (value === null) unset.push(definition.id);
-    else if (typeof value !== definition.type) throw invalidField(`properties.${key}`, `expected a ${definition.type}, as the property is defined.`);
+    else if (typeof value !== definition.type) {
+      throw invalidField(`properties.${key}`, `expected a ${definition.type}, as the property is defined.`);
+    }
     else set.push({ property_id: definition.id, value: JSON.stringify(value) });
   }
   return { set, unset };

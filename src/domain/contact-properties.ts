@@ -61,9 +61,13 @@ export async function listProperties(ctx: Context, page: PageRequest) {
 export async function updateProperty(ctx: Context, id: string, input: ContactPropertyInput): Promise<void> {
   const property = await findPropertyOrThrow(ctx, id);
   for (const field of ['key', 'type'] as const) {
-    if (input[field] !== undefined && input[field] !== property[field]) throw invalidField(field, 'cannot be changed after the property is created.');
+    if (input[field] !== undefined && input[field] !== property[field]) {
+      throw invalidField(field, 'cannot be changed after the property is created.');
+    }
   }
-  if (input.fallback_value !== undefined) await store.setFallbackValue(ctx.db, property.id, checkFallback(property.type, input.fallback_value));
+  if (input.fallback_value !== undefined) {
+    await store.setFallbackValue(ctx.db, property.id, checkFallback(property.type, input.fallback_value));
+  }
 }
 
 export async function deleteProperty(ctx: Context, id: string): Promise<void> {

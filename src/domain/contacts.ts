@@ -94,7 +94,12 @@ export async function getContact(ctx: Context, idOrEmail: string, segmentId?: st
 }
 
 /** PATCH /contacts/:id_or_email: the fields given change; `null` clears a name or a property value. */
-export async function updateContact(ctx: Context, idOrEmail: string, input: UpdateContactInput, segmentId?: string): Promise<{ id: string }> {
+export async function updateContact(
+  ctx: Context,
+  idOrEmail: string,
+  input: UpdateContactInput,
+  segmentId?: string,
+): Promise<{ id: string }> {
   const contact = await findScopedContact(ctx, idOrEmail, segmentId);
   const changes: Parameters<typeof contacts.updateContact>[2] = {};
   if (input.first_name !== undefined) changes.first_name = input.first_name;

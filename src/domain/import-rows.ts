@@ -55,19 +55,27 @@ function findColumn(header: string[], name: string, field: string): number {
  * named like it, if any; there must be an email column. Every mapped property must exist, and a
  * `type` given for it must be its type.
  */
-export function planColumns(header: string[], map: ColumnMap, definitions: ContactPropertyRow[]): Pick<ImportPlan, 'columns' | 'properties'> {
+export function planColumns(
+  header: string[],
+  map: ColumnMap,
+  definitions: ContactPropertyRow[],
+): Pick<ImportPlan, 'columns' | 'properties'> {
   const columns: Partial<ImportPlan['columns']> = {};
   for (const field of FIELDS) {
     const name = map[field];
     const index = name !== undefined ? findColumn(header, name, `column_map.${field}`) : header.findIndex((c) => fieldName(c) === field);
     if (index >= 0) columns[field] = index;
   }
-  if (columns.email === undefined) throw invalidField('column_map.email', 'the CSV has no "email" column; name the column of the email addresses.');
+  if (columns.email === undefined) {
+    throw invalidField('column_map.email', 'the CSV has no "email" column; name the column of the email addresses.');
+  }
   const properties = Object.entries(map.properties ?? {}).map(([key, mapping]) => {
     const field = `column_map.properties.${key}`;
     const definition = definitions.find((d) => d.key === key);
     if (!definition) throw invalidField(field, `there is no contact property "${key}"; create it first with POST /contact-properties.`);
-    if (mapping.type !== undefined && mapping.type !== definition.type) throw invalidField(`${field}.type`, `the property is a ${definition.type}.`);
+    if (mapping.type !== undefined && mapping.type !== definition.type) {
+      throw invalidField(`${field}.type`, `the property is a ${definition.type}.`);
+    }
     return { id: definition.id, type: definition.type, column: findColumn(header, mapping.column, `${field}.column`) };
   });
   return { columns: columns as ImportPlan['columns'], properties };

@@ -16,12 +16,14 @@ interface Subscriber {
 function blockReason(topic: TopicRow, contact: Subscriber | undefined): string | undefined {
   const name = `topic "${topic.name}" (${topic.id})`;
   if (!contact) {
-    return topic.default_subscription === 'opt_in' ? undefined : `Not sent: the address is not a contact, and ${name} is opt-in only (default_subscription: opt_out).`;
+    if (topic.default_subscription === 'opt_in') return undefined;
+    return `Not sent: the address is not a contact, and ${name} is opt-in only (default_subscription: opt_out).`;
   }
   if (contact.unsubscribed) return 'Not sent: the contact has unsubscribed from all email.';
   const subscription = contact.subscription ?? topic.default_subscription;
   if (subscription === 'opt_in') return undefined;
-  return contact.subscription ? `Not sent: the contact opted out of ${name}.` : `Not sent: the contact has not opted in to ${name} (default_subscription: opt_out).`;
+  if (contact.subscription) return `Not sent: the contact opted out of ${name}.`;
+  return `Not sent: the contact has not opted in to ${name} (default_subscription: opt_out).`;
 }
 
 /**

@@ -61,8 +61,12 @@ export async function updateTopic(ctx: Context, id: string, input: TopicInput): 
   }
   const changes: Parameters<typeof store.updateTopic>[2] = {};
   if (input.name !== undefined) changes.name = checkLength(input.name, 'name', 50);
-  if (input.description !== undefined) changes.description = input.description === null ? null : checkLength(input.description, 'description', 200);
-  if (input.visibility !== undefined) changes.visibility = checkChoice<store.TopicRow['visibility']>(input.visibility, 'visibility', VISIBILITIES);
+  if (input.description !== undefined) {
+    changes.description = input.description === null ? null : checkLength(input.description, 'description', 200);
+  }
+  if (input.visibility !== undefined) {
+    changes.visibility = checkChoice<store.TopicRow['visibility']>(input.visibility, 'visibility', VISIBILITIES);
+  }
   await store.updateTopic(ctx.db, topic.id, changes);
 }
 

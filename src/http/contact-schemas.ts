@@ -10,6 +10,10 @@ export const Subscription = Type.Enum(['opt_in', 'opt_out']);
 
 export const TopicRefs = Type.Array(Type.Object({ id: Type.String(), subscription: Subscription }));
 
+export const SegmentRefs = Type.Array(
+  Type.Union([Type.String(), Type.Object({ id: Type.String() })], { description: 'a segment id or {"id": "..."}' }),
+);
+
 const PropertyValues = Type.Record(
   Type.String(),
   Type.Union([Type.String(), Type.Number(), Type.Null()], { description: 'a string, a number, or null to remove the value' }),
@@ -21,9 +25,7 @@ export const CreateContactBody = Type.Object({
   last_name: Type.Optional(Nullable(Type.String())),
   unsubscribed: Type.Optional(Type.Boolean()),
   properties: Type.Optional(PropertyValues),
-  segments: Type.Optional(
-    Type.Array(Type.Union([Type.String(), Type.Object({ id: Type.String() })], { description: 'a segment id or {"id": "..."}' })),
-  ),
+  segments: Type.Optional(SegmentRefs),
   topics: Type.Optional(TopicRefs),
   audience_id: Type.Optional(Type.String({ description: 'Deprecated: a segment to add the contact to' })),
 });

@@ -78,6 +78,11 @@ export async function cancelJob(tx: Db | Tx, key: string): Promise<boolean> {
  * over as stale while it runs; false when another worker has taken it over meanwhile.
  */
 export async function renewJobLock(tx: Db | Tx, id: string, workerId: string, now: number): Promise<boolean> {
-  const result = await tx.updateTable('jobs').set({ locked_at: now }).where('id', '=', id).where('locked_by', '=', workerId).executeTakeFirst();
+  const result = await tx
+    .updateTable('jobs')
+    .set({ locked_at: now })
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }

@@ -24,7 +24,11 @@ export async function listTopics(db: Db, page: PageRequest) {
   return selectPage(db.selectFrom('topics').selectAll(), 'id', page);
 }
 
-export async function updateTopic(db: Db, id: string, changes: Partial<Pick<TopicRow, 'name' | 'description' | 'visibility'>>): Promise<void> {
+export async function updateTopic(
+  db: Db,
+  id: string,
+  changes: Partial<Pick<TopicRow, 'name' | 'description' | 'visibility'>>,
+): Promise<void> {
   if (Object.keys(changes).length > 0) await db.updateTable('topics').set(changes).where('id', '=', id).execute();
 }
 
@@ -36,7 +40,9 @@ export async function deleteTopic(db: Db, id: string): Promise<void> {
 /** Sets contacts' subscriptions to topics, replacing any they had. */
 export async function setSubscriptions(tx: Tx, rows: ContactTopicTable[]): Promise<void> {
   await insertRows(tx, 'contact_topics', rows, (query) =>
-    query.onConflict((oc) => oc.columns(['contact_id', 'topic_id']).doUpdateSet((eb) => ({ subscription: eb.ref('excluded.subscription') }))),
+    query.onConflict((oc) =>
+      oc.columns(['contact_id', 'topic_id']).doUpdateSet((eb) => ({ subscription: eb.ref('excluded.subscription') })),
+    ),
   );
 }
 
@@ -44,7 +50,9 @@ export async function setSubscriptions(tx: Tx, rows: ContactTopicTable[]): Promi
 export async function listContactTopics(db: Db, contactId: string, page: PageRequest) {
   const query = db
     .selectFrom('topics')
-    .leftJoin('contact_topics', (join) => join.onRef('contact_topics.topic_id', '=', 'topics.id').on('contact_topics.contact_id', '=', contactId))
+    .leftJoin('contact_topics', (join) =>
+      join.onRef('contact_topics.topic_id', '=', 'topics.id').on('contact_topics.contact_id', '=', contactId),
+    )
     .select((eb) => [
       'topics.id',
       'topics.name',
@@ -59,7 +67,9 @@ export async function findTopicSubscriptions(db: Db, topicId: string, emails: st
   if (emails.length === 0) return [];
   return db
     .selectFrom('contacts')
-    .leftJoin('contact_topics', (join) => join.onRef('contact_topics.contact_id', '=', 'contacts.id').on('contact_topics.topic_id', '=', topicId))
+    .leftJoin('contact_topics', (join) =>
+      join.onRef('contact_topics.contact_id', '=', 'contacts.id').on('contact_topics.topic_id', '=', topicId),
+    )
     .select(['contacts.email', 'contacts.unsubscribed', 'contact_topics.subscription'])
     .where('contacts.email', 'in', emails)
     .execute();

@@ -34,7 +34,14 @@ function readRecords(ctx: Context, importId: string): AsyncIterable<string[]> {
  * in it: false (and nothing written) when another worker has taken the job over. The last chunk also
  * ends the import and its job.
  */
-async function writeChunk(ctx: Context, job: JobRow, importId: string, plan: ImportPlan, records: string[][], last: boolean): Promise<boolean> {
+async function writeChunk(
+  ctx: Context,
+  job: JobRow,
+  importId: string,
+  plan: ImportPlan,
+  records: string[][],
+  last: boolean,
+): Promise<boolean> {
   const rows = records.map((record) => readRow(record, plan)).filter((row): row is ImportRow => row !== undefined);
   const at = toTimestamp(ctx.clock.now());
   return ctx.writer.transaction(async (tx) => {

@@ -17,7 +17,12 @@ export function audienceContactRoutes(app: App, ctx: Context): void {
   app.post(
     '/audiences/:id/contacts',
     {
-      schema: { summary: 'Create a contact in an audience (deprecated)', params: IdParams, body: CreateContactBody, response: { 201: ContactCreated } },
+      schema: {
+        summary: 'Create a contact in an audience (deprecated)',
+        params: IdParams,
+        body: CreateContactBody,
+        response: { 201: ContactCreated },
+      },
     },
     async (request, reply) =>
       reply.status(201).send({ object: 'contact' as const, ...(await contacts.createContact(ctx, request.body, request.params.id)) }),
@@ -39,12 +44,21 @@ export function audienceContactRoutes(app: App, ctx: Context): void {
         response: { 200: ContactCreated },
       },
     },
-    async (request) => ({ object: 'contact' as const, ...(await contacts.updateContact(ctx, request.params.contact_id, request.body, request.params.id)) }),
+    async (request) => {
+      const { id } = await contacts.updateContact(ctx, request.params.contact_id, request.body, request.params.id);
+      return { object: 'contact' as const, id };
+    },
   );
 
   app.delete(
     '/audiences/:id/contacts/:contact_id',
-    { schema: { summary: 'Remove a contact from an audience (deprecated)', params: AudienceContactParams, response: { 200: ContactDeleted } } },
+    {
+      schema: {
+        summary: 'Remove a contact from an audience (deprecated)',
+        params: AudienceContactParams,
+        response: { 200: ContactDeleted },
+      },
+    },
     async (request) => contacts.deleteContact(ctx, request.params.contact_id, request.params.id),
   );
 }

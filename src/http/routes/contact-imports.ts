@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as imports from '../../domain/contact-imports.ts';
-import { TopicRefs } from '../contact-schemas.ts';
+import { SegmentRefs, TopicRefs } from '../contact-schemas.ts';
 import { AppError, invalidField } from '../errors.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { IdParams, listOfSchema, Nullable, objectId } from '../schemas.ts';
@@ -18,7 +18,13 @@ const ContactImport = Type.Object({
   status: ImportStatus,
   created_at: Type.String(),
   completed_at: Nullable(Type.String()),
-  counts: Type.Object({ total: Type.Integer(), created: Type.Integer(), updated: Type.Integer(), skipped: Type.Integer(), failed: Type.Integer() }),
+  counts: Type.Object({
+    total: Type.Integer(),
+    created: Type.Integer(),
+    updated: Type.Integer(),
+    skipped: Type.Integer(),
+    failed: Type.Integer(),
+  }),
 });
 
 // The form's JSON fields, once parsed: `column_map`, `segments` and `topics` arrive as JSON text.
@@ -33,7 +39,7 @@ const ImportFields = Type.Object({
     }),
   ),
   on_conflict: Type.Optional(Type.String()),
-  segments: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Object({ id: Type.String() })], { description: 'a segment id or {"id": "..."}' }))),
+  segments: Type.Optional(SegmentRefs),
   topics: Type.Optional(TopicRefs),
 });
 const checkFields = compileCheck<Omit<imports.ImportInput, 'file'>>(ImportFields);

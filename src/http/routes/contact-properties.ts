@@ -31,7 +31,13 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
 
   app.get(
     '/contact-properties',
-    { schema: { summary: 'List contact properties (always paginated)', querystring: PageQuery, response: { 200: listOfSchema(PropertyItem) } } },
+    {
+      schema: {
+        summary: 'List contact properties (always paginated)',
+        querystring: PageQuery,
+        response: { 200: listOfSchema(PropertyItem) },
+      },
+    },
     async (request) => listOf(await properties.listProperties(ctx, parsePage(request.query, { everything: false }))),
   );
 
@@ -49,7 +55,14 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
 
   app.patch(
     '/contact-properties/:id',
-    { schema: { summary: "Change a property's fallback value", params: IdParams, body: PropertyBody, response: { 200: objectId('contact_property') } } },
+    {
+      schema: {
+        summary: "Change a property's fallback value",
+        params: IdParams,
+        body: PropertyBody,
+        response: { 200: objectId('contact_property') },
+      },
+    },
     async (request) => {
       await properties.updateProperty(ctx, request.params.id, request.body);
       return { object: 'contact_property' as const, id: request.params.id };
@@ -58,7 +71,13 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
 
   app.delete(
     '/contact-properties/:id',
-    { schema: { summary: "Delete a contact property and every contact's value for it", params: IdParams, response: { 200: deleted('contact_property') } } },
+    {
+      schema: {
+        summary: "Delete a contact property and every contact's value for it",
+        params: IdParams,
+        response: { 200: deleted('contact_property') },
+      },
+    },
     async (request) => {
       await properties.deleteProperty(ctx, request.params.id);
       return { object: 'contact_property' as const, id: request.params.id, deleted: true };

@@ -20,7 +20,14 @@ const MembershipDeleted = Type.Object({ ...Membership.properties, audienceId: Ty
 export function contactSegmentRoutes(app: App, ctx: Context): void {
   app.get(
     '/contacts/:id/segments',
-    { schema: { summary: "List a contact's segments", params: ContactParams, querystring: PageQuery, response: { 200: listOfSchema(SegmentItem) } } },
+    {
+      schema: {
+        summary: "List a contact's segments",
+        params: ContactParams,
+        querystring: PageQuery,
+        response: { 200: listOfSchema(SegmentItem) },
+      },
+    },
     async (request) => listOf(await segments.listContactSegments(ctx, request.params.id, parsePage(request.query, { everything: true }))),
   );
 
@@ -38,7 +45,8 @@ export function contactSegmentRoutes(app: App, ctx: Context): void {
     { schema: { summary: 'Remove a contact from a segment', params: MembershipParams, response: { 200: MembershipDeleted } } },
     async (request) => {
       const membership = await segments.removeContactFromSegment(ctx, request.params.id, request.params.segment_id);
-      return { object: 'contact_segment' as const, id: membership.segment_id, audienceId: membership.segment_id, ...membership, deleted: true };
+      const id = membership.segment_id;
+      return { object: 'contact_segment' as const, id, audienceId: id, ...membership, deleted: true };
     },
   );
 }

@@ -8,7 +8,12 @@ import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { listOfSchema, Nullable } from '../schemas.ts';
 import { compileCheck } from '../validation.ts';
 
-const ContactTopic = Type.Object({ id: Type.String(), name: Type.String(), description: Nullable(Type.String()), subscription: Subscription });
+const ContactTopic = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  subscription: Subscription,
+});
 
 const TopicsBody = Type.Union([TopicRefs, Type.Object({ topics: TopicRefs })], {
   description: 'an array of {id, subscription}, bare (as the SDK sends it) or as {"topics": [...]}',

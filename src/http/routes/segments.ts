@@ -9,16 +9,23 @@ import { deleted, IdParams, listOfSchema, objectId } from '../schemas.ts';
 
 const SegmentBody = Type.Object({ name: Type.String() });
 
+interface Naming {
+  path: '/segments' | '/audiences';
+  object: 'segment' | 'audience';
+  /** For the summaries: "a segment", "an audience (deprecated)". */
+  noun: string;
+}
+
 /**
  * Segments and the legacy audiences are one resource under two names: the same rows, answered with
  * `object: "segment"` or `object: "audience"`.
  */
-function segmentResource(app: App, ctx: Context, path: '/segments' | '/audiences', object: 'segment' | 'audience'): void {
+function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming): void {
   app.post(
     path,
     {
       schema: {
-        summary: `Create ${object === 'segment' ? 'a segment' : 'an audience (deprecated: a segment)'}`,
+        summary: `Create ${noun}`,
         body: SegmentBody,
         response: { 201: Type.Object({ object: Type.Literal(object), id: Type.String(), name: Type.String() }) },
       },
@@ -31,7 +38,14 @@ function segmentResource(app: App, ctx: Context, path: '/segments' | '/audiences
 
   app.get(
     path,
-    { schema: { summary: `List ${object}s, all of them when limit is omitted`, querystring: PageQuery, response: { 200: listOfSchema(SegmentItem) } } },
+    {
+      schema: {
+        summary: `List ${object}s,
+        all of them when limit is omitted`,
+        querystring: PageQuery,
+        response: { 200: listOfSchema(SegmentItem) },
+      },
+    },
     async (request) => listOf(await segments.listSegments(ctx, parsePage(request.query, { everything: true }))),
   );
 
@@ -39,7 +53,7 @@ function segmentResource(app: App, ctx: Context, path: '/segments' | '/audiences
     `${path}/:id`,
     {
       schema: {
-        summary: `Retrieve ${object === 'segment' ? 'a segment' : 'an audience'}`,
+        summary: `Retrieve ${noun}`,
         params: IdParams,
         response: { 200: Type.Object({ object: Type.Literal(object), ...SegmentItem.properties }) },
       },
@@ -49,7 +63,7 @@ function segmentResource(app: App, ctx: Context, path: '/segments' | '/audiences
 
   app.delete(
     `${path}/:id`,
-    { schema: { summary: `Delete ${object === 'segment' ? 'a segment' : 'an audience'} (its contacts stay)`, params: IdParams, response: { 200: deleted(object) } } },
+    { schema: { summary: `Delete ${noun}; its contacts stay`, params: IdParams, response: { 200: deleted(object) } } },
     async (request) => {
       await segments.deleteSegment(ctx, request.params.id);
       return { object, id: request.params.id, deleted: true };
@@ -60,7 +74,7 @@ function segmentResource(app: App, ctx: Context, path: '/segments' | '/audiences
     `${path}/:id/contacts`,
     {
       schema: {
-        summary: `List the contacts of ${object === 'segment' ? 'a segment' : 'an audience'}, all of them when limit is omitted`,
+        summary: `List the contacts of ${noun}, all of them when limit is omitted`,
         params: IdParams,
         querystring: PageQuery,
         response: { 200: listOfSchema(ContactItem) },
@@ -71,8 +85,8 @@ function segmentResource(app: App, ctx: Context, path: '/segments' | '/audiences
 }
 
 export function segmentRoutes(app: App, ctx: Context): void {
-  segmentResource(app, ctx, '/segments', 'segment');
-  segmentResource(app, ctx, '/audiences', 'audience');
+  segmentResource(app, ctx, { path: '/segments', object: 'segment', noun: 'a segment' });
+  segmentResource(app, ctx, { path: '/audiences', object: 'audience', noun: 'an audience (deprecated: a segment)' });
 
   app.patch(
     '/segments/:id',

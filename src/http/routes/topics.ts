@@ -30,19 +30,38 @@ export function topicRoutes(app: App, ctx: Context): void {
 
   app.get(
     '/topics',
-    { schema: { summary: 'List topics (always paginated, 20 by default)', querystring: PageQuery, response: { 200: listOfSchema(TopicItem) } } },
+    {
+      schema: {
+        summary: 'List topics (always paginated, 20 by default)',
+        querystring: PageQuery,
+        response: { 200: listOfSchema(TopicItem) },
+      },
+    },
     async (request) => listOf(await topics.listTopics(ctx, parsePage(request.query, { everything: false }))),
   );
 
   app.get(
     '/topics/:id',
-    { schema: { summary: 'Retrieve a topic', params: IdParams, response: { 200: Type.Object({ object: Type.Literal('topic'), ...TopicItem.properties }) } } },
+    {
+      schema: {
+        summary: 'Retrieve a topic',
+        params: IdParams,
+        response: { 200: Type.Object({ object: Type.Literal('topic'), ...TopicItem.properties }) },
+      },
+    },
     async (request) => ({ object: 'topic' as const, ...(await topics.findTopicOrThrow(ctx, request.params.id)) }),
   );
 
   app.patch(
     '/topics/:id',
-    { schema: { summary: 'Update a topic (not its default subscription)', params: IdParams, body: TopicBody, response: { 200: objectId('topic') } } },
+    {
+      schema: {
+        summary: 'Update a topic (not its default subscription)',
+        params: IdParams,
+        body: TopicBody,
+        response: { 200: objectId('topic') },
+      },
+    },
     async (request) => {
       await topics.updateTopic(ctx, request.params.id, request.body);
       return { object: 'topic' as const, id: request.params.id };
