@@ -7,8 +7,16 @@ import { authenticate } from './http/auth.ts';
 import { handleError } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
+import { audienceContactRoutes } from './http/routes/audience-contacts.ts';
 import { batchRoutes } from './http/routes/batch.ts';
+import { contactImportRoutes } from './http/routes/contact-imports.ts';
+import { contactPropertyRoutes } from './http/routes/contact-properties.ts';
+import { contactSegmentRoutes } from './http/routes/contact-segments.ts';
+import { contactTopicRoutes } from './http/routes/contact-topics.ts';
+import { contactRoutes } from './http/routes/contacts.ts';
 import { emailRoutes } from './http/routes/emails.ts';
+import { segmentRoutes } from './http/routes/segments.ts';
+import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { newId } from './ids.ts';
@@ -72,6 +80,14 @@ export async function buildApp(ctx: Context): Promise<App> {
   emailRoutes(app, ctx);
   batchRoutes(app, ctx);
   templateRoutes(app, ctx);
+  contactRoutes(app, ctx);
+  contactImportRoutes(app, ctx);
+  contactSegmentRoutes(app, ctx);
+  contactTopicRoutes(app, ctx);
+  segmentRoutes(app, ctx);
+  audienceContactRoutes(app, ctx);
+  topicRoutes(app, ctx);
+  contactPropertyRoutes(app, ctx);
 
   return app;
 }

@@ -185,11 +185,6 @@ for (const dialect of dialects) {
       assert.equal(error?.name, 'invalid_attachment');
       assert.match(error!.message, /40 MB/);
     });
-
-    it('refuses topic_id until it is supported', async () => {
-      const topic = await t.resend.emails.send({ ...base, topicId: 'x' });
-      assert.equal(topic.error?.statusCode, 422);
-    });
   });
 
   describe(`attachment URLs and private addresses (${dialect})`, () => {

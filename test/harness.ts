@@ -122,6 +122,14 @@ export async function startApp(dialect: Dialect, options: StartOptions = {}): Pr
   };
 }
 
+/** Raw HTTP with a JSON body (when given) and a JSON answer, for what the SDK cannot send or show (statuses). */
+export async function requestJson(t: TestApp, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const json = { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  const init: RequestInit = body === undefined ? { method } : { method, ...json };
+  const response = await t.fetch(path, init);
+  return { status: response.status, body: await response.json() };
+}
+
 /** Polls `check` until it returns a value that is not undefined/false, or fails after `timeoutMs`. */
 export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -8,6 +8,7 @@ import { applyTemplate } from './apply-template.ts';
 import { formatMailbox, parseMailbox, toList, type Mailbox } from './addresses.ts';
 import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
+import { checkTopic } from './topic-rules.ts';
 
 export const MAX_RECIPIENTS_PER_FIELD = 50;
 
@@ -61,9 +62,6 @@ const listJson = (mailboxes: Mailbox[]) => JSON.stringify(mailboxes.map(formatMa
  * fetched here, so an accepted email never depends on a URL staying up.
  */
 export async function prepareEmail(ctx: Context, payload: SendEmailInput): Promise<PreparedEmail> {
-  if (payload.topic_id !== undefined) {
-    throw new AppError('validation_error', 'Sending with `topic_id` is not supported yet.');
-  }
   const { input, templateId } =
     payload.template === undefined ? { input: payload, templateId: null } : await applyTemplate(ctx, payload, payload.template);
   if (input.from === undefined) throw missingField('from');
@@ -81,9 +79,11 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput): Promi
   const runAt = input.scheduled_at === undefined ? now : parseScheduledAt(input.scheduled_at, now);
 
   const id = newId();
-  const attachments = await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
   const recipients = envelopeRecipients([...to, ...cc, ...bcc]);
+  const topic = await checkTopic(ctx, input.topic_id, recipients);
+  const attachments = await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
   const initialStatus = input.scheduled_at === undefined ? 'queued' : 'scheduled';
+  const status = (address: string) => (topic.blocked.has(address) ? 'failed' : initialStatus);
 
   return {
     runAt,
@@ -102,11 +102,21 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput): Promi
       tags: input.tags && input.tags.length > 0 ? JSON.stringify(input.tags) : null,
       message_id: `<${id}@${from.address.split('@')[1]}>`,
       scheduled_at: input.scheduled_at === undefined ? null : toTimestamp(runAt),
-      last_event: initialStatus,
+      // Nobody the topic allows: the email fails at once and no job is written.
+      last_event: topic.blocked.size === recipients.length ? 'failed' : initialStatus,
       created_at: toTimestamp(now),
       template_id: templateId,
+      topic_id: topic.topicId,
     },
-    recipients: recipients.map((address) => ({ email_id: id, address, status: initialStatus })),
+    recipients: recipients.map((address) => ({ email_id: id, address, status: status(address) })),
     attachments,
+    events: [...topic.blocked].map(([address, reason]) => ({
+      id: newId(),
+      email_id: id,
+      type: 'failed',
+      recipient: address,
+      response: reason,
+      created_at: toTimestamp(now),
+    })),
   };
 }

@@ -7,9 +7,10 @@ import * as emails from '../store/emails.ts';
 import * as jobs from '../store/jobs.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import { insertIdempotencyKey, type IdempotencyKeyRow } from '../store/idempotency-keys.ts';
-import { insertRows } from '../store/writer.ts';
+import { insertTables } from '../store/insert-rows.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
+import { newJob } from './jobs.ts';
 import { parseScheduledAt } from './schedule.ts';
 
 export const SEND_EMAIL_TASK = 'send-email';
@@ -17,30 +18,20 @@ export const SEND_EMAIL_TASK = 'send-email';
 export const sendJobKey = (emailId: string) => `${SEND_EMAIL_TASK}:${emailId}`;
 
 function sendJob(ctx: Context, prepared: PreparedEmail): jobs.JobRow {
-  return {
-    id: newId(),
-    task: SEND_EMAIL_TASK,
-    key: sendJobKey(prepared.email.id),
-    payload: JSON.stringify({ email_id: prepared.email.id }),
-    run_at: prepared.runAt,
-    attempts: 0,
-    max_attempts: ctx.config.worker.maxAttempts,
-    locked_by: null,
-    locked_at: null,
-    last_error: null,
-    created_at: ctx.clock.now(),
-  };
+  return newJob(ctx, SEND_EMAIL_TASK, sendJobKey(prepared.email.id), { email_id: prepared.email.id }, prepared.runAt);
 }
 
 /**
  * Stores prepared emails and their send jobs in one transaction (the outbox): once this returns,
- * every email is on disk with the job that will deliver it. Then wakes the in-process worker.
+ * every email is on disk with the job that will deliver it. An email that failed at acceptance (no
+ * recipient its topic allows) gets no job. Then wakes the in-process worker.
  */
 export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
-  const rows = { ...emails.emailRows(prepared), jobs: prepared.map((p) => sendJob(ctx, p)) };
+  const due = prepared.filter((p) => p.email.last_event !== 'failed');
+  const rows = { ...emails.emailRows(prepared), jobs: due.map((p) => sendJob(ctx, p)) };
   if (idempotencyKey) {
     await ctx.writer.transaction(async (tx) => {
-      await insertRows(tx, rows);
+      await insertTables(tx, rows);
       await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
     });
   } else {
@@ -93,6 +84,8 @@ export async function getEmail(ctx: Context, id: string) {
     html: row.html,
     text: row.text,
     tags: row.tags ? (JSON.parse(row.tags) as { name: string; value?: string }[]).map((t) => ({ name: t.name, value: t.value ?? '' })) : [],
+    // Only when sent on a topic, as Resend's email object.
+    ...(row.topic_id ? { topic_id: row.topic_id } : {}),
   };
 }
 

@@ -37,6 +37,7 @@ export function toAppError(error: unknown): AppError {
   if (e.validation) return fromSchemaErrors(e.validation, e.validationContext);
   switch (e.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
       return new AppError('payload_too_large', 'The request body is larger than this endpoint accepts.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

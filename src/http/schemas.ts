@@ -92,4 +92,5 @@ export const Email = Type.Object({
   html: Nullable(Type.String()),
   text: Nullable(Type.String()),
   tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+  topic_id: Type.Optional(Type.String()),
 });

@@ -1,6 +1,7 @@
 import type { Db, Tx } from './db.ts';
+import { insertRows } from './insert-rows.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
-import type { Rows } from './writer.ts';
+import type { Rows } from './insert-rows.ts';
 import type { EmailAttachmentTable, EmailContentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
 
 /** An email with its bodies. */
@@ -14,6 +15,8 @@ export interface EmailRows {
   email: EmailRow;
   recipients: RecipientRow[];
   attachments: AttachmentRow[];
+  /** Events known at acceptance: a recipient the email's topic does not allow has failed already. */
+  events: EventRow[];
 }
 
 /** The rows that accepted emails write besides their jobs, for one insert per table. */
@@ -22,6 +25,7 @@ export function emailRows(emails: EmailRows[]): Rows {
     emails: emails.map(({ email: { html: _, text: __, ...row } }) => row),
     email_contents: emails.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })),
     email_recipients: emails.flatMap((e) => e.recipients),
+    email_events: emails.flatMap((e) => e.events),
     email_attachments: emails.flatMap((e) => e.attachments),
   };
 }

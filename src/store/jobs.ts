@@ -72,3 +72,17 @@ export async function cancelJob(tx: Db | Tx, key: string): Promise<boolean> {
   const result = await tx.deleteFrom('jobs').where('key', '=', key).where('locked_at', 'is', null).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/**
+ * Renews the lock of a long job that its worker still holds (a heartbeat), so that it is not taken
+ * over as stale while it runs; false when another worker has taken it over meanwhile.
+ */
+export async function renewJobLock(tx: Db | Tx, id: string, workerId: string, now: number): Promise<boolean> {
+  const result = await tx
+    .updateTable('jobs')
+    .set({ locked_at: now })
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -28,6 +28,7 @@ export interface EmailTable {
   created_at: string;
   /** The template the email was sent with, if any. */
   template_id: string | null;
+  topic_id: string | null;
 }
 
 /** The bodies live apart from the email row, so status updates rewrite a small row, not kilobytes. */
@@ -118,6 +119,82 @@ export interface TemplateVersionTable {
   created_at: string;
 }
 
+/** Emails are stored lowercased, so that lookups and the unique index ignore case. */
+export interface ContactTable {
+  id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  unsubscribed: number;
+  created_at: string;
+}
+
+export interface SegmentTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface SegmentContactTable {
+  segment_id: string;
+  contact_id: string;
+}
+
+export type Subscription = 'opt_in' | 'opt_out';
+
+export interface TopicTable {
+  id: string;
+  name: string;
+  description: string | null;
+  default_subscription: Subscription;
+  visibility: 'public' | 'private';
+  created_at: string;
+}
+
+export interface ContactTopicTable {
+  contact_id: string;
+  topic_id: string;
+  subscription: Subscription;
+}
+
+export interface ContactPropertyTable {
+  id: string;
+  key: string;
+  type: 'string' | 'number';
+  /** JSON: a string or a number, matching `type`; null when none. */
+  fallback_value: string | null;
+  created_at: string;
+}
+
+export interface ContactPropertyValueTable {
+  contact_id: string;
+  property_id: string;
+  /** JSON: a string or a number, matching the property's type. */
+  value: string;
+}
+
+export interface ContactImportTable {
+  id: string;
+  status: 'queued' | 'in_progress' | 'completed' | 'failed';
+  /** JSON: how CSV columns map to contact fields, and the segments and topics to apply (ImportPlan). */
+  plan: string;
+  /** Data rows done so far: the import resumes after them. */
+  processed: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  failed: number;
+  error: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export interface ContactImportChunkTable {
+  import_id: string;
+  position: number;
+  content: Buffer;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
   emails: EmailTable;
@@ -130,4 +207,13 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   templates: TemplateTable;
   template_versions: TemplateVersionTable;
+  contacts: ContactTable;
+  segments: SegmentTable;
+  segment_contacts: SegmentContactTable;
+  topics: TopicTable;
+  contact_topics: ContactTopicTable;
+  contact_properties: ContactPropertyTable;
+  contact_property_values: ContactPropertyValueTable;
+  contact_imports: ContactImportTable;
+  contact_import_chunks: ContactImportChunkTable;
 }

@@ -1,11 +1,7 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import { promisify } from 'node:util';
-import type { Insertable } from 'kysely';
 import { isPostgres, type Db, type Tx } from './db.ts';
-import type { Database } from './schema.ts';
-
-/** Rows to insert, by table, inserted in the order the tables are listed. */
-export type Rows = { [T in keyof Database]?: Insertable<Database[T]>[] };
+import { insertTables, type Rows } from './insert-rows.ts';
 
 export interface Writer {
   /** Runs `fn` in a transaction and resolves once it is committed and on disk. */
@@ -13,22 +9,6 @@ export interface Writer {
   /** Inserts rows in one transaction and resolves once they are committed and on disk. */
   insert(rows: Rows): Promise<void>;
   close(): void;
-}
-
-// Both dialects bind a bounded number of parameters per statement (SQLite 32,766): slice large inserts.
-const MAX_PARAMETERS = 30_000;
-
-/** Inserts rows table by table, as multi-row statements. */
-export async function insertRows(tx: Tx, rows: Rows): Promise<void> {
-  for (const [table, list] of Object.entries(rows) as [keyof Database, Record<string, unknown>[]][]) {
-    if (list.length === 0) continue;
-    // Blobs (attachments) can be megabytes each: one row per statement keeps statements small.
-    const hasBlob = Object.values(list[0]!).some((v) => Buffer.isBuffer(v));
-    const perStatement = hasBlob ? 1 : Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(list[0]!).length));
-    for (let i = 0; i < list.length; i += perStatement) {
-      await tx.insertInto(table).values(list.slice(i, i + perStatement) as never).execute();
-    }
-  }
 }
 
 interface Pending {
@@ -95,7 +75,7 @@ export function createWriter(db: Db, databaseFile: string): Writer {
   if (isPostgres(db)) {
     return {
       transaction: (fn) => db.transaction().execute(fn),
-      insert: (rows) => db.transaction().execute((tx) => insertRows(tx, rows)),
+      insert: (rows) => db.transaction().execute((tx) => insertTables(tx, rows)),
       close() {},
     };
   }
@@ -128,7 +108,7 @@ export function createWriter(db: Db, databaseFile: string): Writer {
       let results: unknown[];
       try {
         results = await db.transaction().execute(async (tx) => {
-          await insertRows(tx, mergeRows(group));
+          await insertTables(tx, mergeRows(group));
           const out: unknown[] = [];
           for (const p of group) out.push(p.rows ? undefined : await p.run(tx));
           return out;
@@ -155,7 +135,7 @@ export function createWriter(db: Db, databaseFile: string): Writer {
 
   return {
     transaction: (fn) => enqueue(fn, undefined),
-    insert: (rows) => enqueue((tx) => insertRows(tx, rows), rows),
+    insert: (rows) => enqueue((tx) => insertTables(tx, rows), rows),
     close: () => wal.close(),
   };
 }

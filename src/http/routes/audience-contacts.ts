@@ -1,0 +1,64 @@
+import { Type } from 'typebox';
+import type { App } from '../../app.ts';
+import type { Context } from '../../context.ts';
+import * as contacts from '../../domain/contacts.ts';
+import { Contact, ContactCreated, ContactDeleted, CreateContactBody, UpdateContactBody } from '../contact-schemas.ts';
+import { IdParams } from '../schemas.ts';
+
+// The legacy contact routes under an audience (older SDKs, and `audienceId` in the current one): the
+// global contacts, seen through one segment. Listing them is GET /audiences/:id/contacts (segments.ts).
+
+const AudienceContactParams = Type.Object({
+  id: Type.String({ description: 'The audience (segment) id' }),
+  contact_id: Type.String({ description: 'The contact id or email address' }),
+});
+
+export function audienceContactRoutes(app: App, ctx: Context): void {
+  app.post(
+    '/audiences/:id/contacts',
+    {
+      schema: {
+        summary: 'Create a contact in an audience (deprecated)',
+        params: IdParams,
+        body: CreateContactBody,
+        response: { 201: ContactCreated },
+      },
+    },
+    async (request, reply) =>
+      reply.status(201).send({ object: 'contact' as const, ...(await contacts.createContact(ctx, request.body, request.params.id)) }),
+  );
+
+  app.get(
+    '/audiences/:id/contacts/:contact_id',
+    { schema: { summary: 'Retrieve a contact of an audience (deprecated)', params: AudienceContactParams, response: { 200: Contact } } },
+    async (request) => contacts.getContact(ctx, request.params.contact_id, request.params.id),
+  );
+
+  app.patch(
+    '/audiences/:id/contacts/:contact_id',
+    {
+      schema: {
+        summary: 'Update a contact of an audience (deprecated)',
+        params: AudienceContactParams,
+        body: UpdateContactBody,
+        response: { 200: ContactCreated },
+      },
+    },
+    async (request) => {
+      const { id } = await contacts.updateContact(ctx, request.params.contact_id, request.body, request.params.id);
+      return { object: 'contact' as const, id };
+    },
+  );
+
+  app.delete(
+    '/audiences/:id/contacts/:contact_id',
+    {
+      schema: {
+        summary: 'Remove a contact from an audience (deprecated)',
+        params: AudienceContactParams,
+        response: { 200: ContactDeleted },
+      },
+    },
+    async (request) => contacts.deleteContact(ctx, request.params.contact_id, request.params.id),
+  );
+}

@@ -1,0 +1,114 @@
+import multipart from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { App } from '../../app.ts';
+import type { Context } from '../../context.ts';
+import * as imports from '../../domain/contact-imports.ts';
+import { SegmentRefs, TopicRefs } from '../contact-schemas.ts';
+import { AppError, invalidField } from '../errors.ts';
+import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { IdParams, listOfSchema, Nullable, objectId } from '../schemas.ts';
+import { compileCheck } from '../validation.ts';
+
+const ImportStatus = Type.Enum(['queued', 'in_progress', 'completed', 'failed']);
+
+const ContactImport = Type.Object({
+  object: Type.Literal('contact_import'),
+  id: Type.String(),
+  status: ImportStatus,
+  created_at: Type.String(),
+  completed_at: Nullable(Type.String()),
+  counts: Type.Object({
+    total: Type.Integer(),
+    created: Type.Integer(),
+    updated: Type.Integer(),
+    skipped: Type.Integer(),
+    failed: Type.Integer(),
+  }),
+});
+
+// The form's JSON fields, once parsed: `column_map`, `segments` and `topics` arrive as JSON text.
+const ImportFields = Type.Object({
+  column_map: Type.Optional(
+    Type.Object({
+      email: Type.Optional(Type.String()),
+      first_name: Type.Optional(Type.String()),
+      last_name: Type.Optional(Type.String()),
+      unsubscribed: Type.Optional(Type.String()),
+      properties: Type.Optional(Type.Record(Type.String(), Type.Object({ column: Type.String(), type: Type.Optional(Type.String()) }))),
+    }),
+  ),
+  on_conflict: Type.Optional(Type.String()),
+  segments: Type.Optional(SegmentRefs),
+  topics: Type.Optional(TopicRefs),
+});
+const checkFields = compileCheck<Omit<imports.ImportInput, 'file'>>(ImportFields);
+
+const JSON_FIELDS = new Set(['column_map', 'segments', 'topics']);
+
+/** Reads the multipart form: the CSV (as a file, or as a plain field) and the other fields. */
+async function readImportForm(request: FastifyRequest): Promise<imports.ImportInput> {
+  if (!request.isMultipart()) {
+    throw new AppError('malformed_request', 'The request must be multipart/form-data, with the CSV in a `file` field.');
+  }
+  let file: Buffer | undefined;
+  const fields: Record<string, unknown> = {};
+  for await (const part of request.parts({ limits: { fileSize: imports.MAX_IMPORT_BYTES, files: 1 } })) {
+    if (part.type === 'file') {
+      const content = await part.toBuffer();
+      if (part.fieldname === 'file') file = content;
+    } else if (part.fieldname === 'file') {
+      file = Buffer.from(String(part.value));
+    } else if (JSON_FIELDS.has(part.fieldname)) {
+      try {
+        fields[part.fieldname] = JSON.parse(String(part.value));
+      } catch {
+        throw invalidField(part.fieldname, 'expected JSON.');
+      }
+    } else {
+      fields[part.fieldname] = part.value;
+    }
+  }
+  const checked = checkFields(fields);
+  if ('error' in checked) throw checked.error;
+  return { ...checked.value, file };
+}
+
+export function contactImportRoutes(app: App, ctx: Context): void {
+  // Multipart is read by this route only, in a scope of its own.
+  void app.register(async (scope) => {
+    await scope.register(multipart);
+    scope.post(
+      '/contacts/imports',
+      {
+        schema: {
+          summary: 'Import contacts from a CSV (multipart/form-data: file, column_map, on_conflict, segments, topics; at most 50 MB)',
+          consumes: ['multipart/form-data'],
+          response: { 201: objectId('contact_import') },
+        },
+      },
+      async (request, reply) => {
+        const { id } = await imports.createImport(ctx, await readImportForm(request));
+        return reply.status(201).send({ object: 'contact_import' as const, id });
+      },
+    );
+  });
+
+  app.get(
+    '/contacts/imports',
+    {
+      schema: {
+        summary: 'List contact imports (always paginated)',
+        querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(ImportStatus) }),
+        response: { 200: listOfSchema(ContactImport) },
+      },
+    },
+    async (request) => listOf(await imports.listImports(ctx, request.query.status, parsePage(request.query, { everything: false }))),
+  );
+
+  app.get(
+    '/contacts/imports/:id',
+    { schema: { summary: 'Retrieve a contact import: its status and counts', params: IdParams, response: { 200: ContactImport } } },
+    async (request) => imports.getImport(ctx, request.params.id),
+  );
+}

@@ -1,0 +1,79 @@
+import { Type } from 'typebox';
+import type { App } from '../../app.ts';
+import type { Context } from '../../context.ts';
+import * as topics from '../../domain/topics.ts';
+import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { deleted, IdParams, listOfSchema, Nullable, objectId } from '../schemas.ts';
+
+const TopicBody = Type.Object({
+  name: Type.Optional(Type.String({ description: 'At most 50 characters; required on create' })),
+  description: Type.Optional(Nullable(Type.String({ description: 'At most 200 characters' }))),
+  default_subscription: Type.Optional(Type.String({ description: '"opt_in" or "opt_out"; required on create, then fixed' })),
+  visibility: Type.Optional(Type.String({ description: '"public" or "private" (default)' })),
+});
+
+const TopicItem = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  default_subscription: Type.String(),
+  visibility: Type.String(),
+  created_at: Type.String(),
+});
+
+export function topicRoutes(app: App, ctx: Context): void {
+  app.post(
+    '/topics',
+    { schema: { summary: 'Create a topic', body: TopicBody, response: { 201: objectId('topic') } } },
+    async (request, reply) => reply.status(201).send({ object: 'topic' as const, ...(await topics.createTopic(ctx, request.body)) }),
+  );
+
+  app.get(
+    '/topics',
+    {
+      schema: {
+        summary: 'List topics (always paginated, 20 by default)',
+        querystring: PageQuery,
+        response: { 200: listOfSchema(TopicItem) },
+      },
+    },
+    async (request) => listOf(await topics.listTopics(ctx, parsePage(request.query, { everything: false }))),
+  );
+
+  app.get(
+    '/topics/:id',
+    {
+      schema: {
+        summary: 'Retrieve a topic',
+        params: IdParams,
+        response: { 200: Type.Object({ object: Type.Literal('topic'), ...TopicItem.properties }) },
+      },
+    },
+    async (request) => ({ object: 'topic' as const, ...(await topics.findTopicOrThrow(ctx, request.params.id)) }),
+  );
+
+  app.patch(
+    '/topics/:id',
+    {
+      schema: {
+        summary: 'Update a topic (not its default subscription)',
+        params: IdParams,
+        body: TopicBody,
+        response: { 200: objectId('topic') },
+      },
+    },
+    async (request) => {
+      await topics.updateTopic(ctx, request.params.id, request.body);
+      return { object: 'topic' as const, id: request.params.id };
+    },
+  );
+
+  app.delete(
+    '/topics/:id',
+    { schema: { summary: 'Delete a topic and its subscriptions', params: IdParams, response: { 200: deleted('topic') } } },
+    async (request) => {
+      await topics.deleteTopic(ctx, request.params.id);
+      return { object: 'topic' as const, id: request.params.id, deleted: true };
+    },
+  );
+}

@@ -1,0 +1,65 @@
+import type { Db, Tx } from './db.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+import type { ContactImportTable } from './schema.ts';
+
+export type ImportRow = ContactImportTable;
+export type ImportCounts = Pick<ImportRow, 'processed' | 'created' | 'updated' | 'skipped' | 'failed'>;
+
+/** Stores an import with its CSV, in pieces, in the caller's transaction. */
+export async function insertImport(tx: Tx, row: ImportRow, chunks: Buffer[]): Promise<void> {
+  await tx.insertInto('contact_imports').values(row).execute();
+  // A piece is a megabyte: one row per statement.
+  for (const [position, content] of chunks.entries()) {
+    await tx.insertInto('contact_import_chunks').values({ import_id: row.id, position, content }).execute();
+  }
+}
+
+export async function findImport(db: Db, id: string): Promise<ImportRow | undefined> {
+  return db.selectFrom('contact_imports').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listImports(db: Db, status: ImportRow['status'] | undefined, page: PageRequest) {
+  let query = db.selectFrom('contact_imports').selectAll();
+  if (status !== undefined) query = query.where('status', '=', status);
+  return selectPage(query, 'id', page);
+}
+
+/** One piece of an import's CSV; undefined past the last. */
+export async function findImportChunk(db: Db, id: string, position: number): Promise<Buffer | undefined> {
+  const row = await db
+    .selectFrom('contact_import_chunks')
+    .select('content')
+    .where('import_id', '=', id)
+    .where('position', '=', position)
+    .executeTakeFirst();
+  return row?.content;
+}
+
+export async function markImportStarted(db: Db, id: string): Promise<void> {
+  await db.updateTable('contact_imports').set({ status: 'in_progress' }).where('id', '=', id).where('status', '=', 'queued').execute();
+}
+
+/** Adds a chunk's counts; call it in the transaction that writes the chunk, so progress and rows agree. */
+export async function addImportProgress(tx: Tx, id: string, counts: ImportCounts): Promise<void> {
+  await tx
+    .updateTable('contact_imports')
+    .set((eb) => ({
+      processed: eb('processed', '+', counts.processed),
+      created: eb('created', '+', counts.created),
+      updated: eb('updated', '+', counts.updated),
+      skipped: eb('skipped', '+', counts.skipped),
+      failed: eb('failed', '+', counts.failed),
+    }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Ends an import and drops its CSV. */
+export async function finishImport(
+  tx: Tx,
+  id: string,
+  outcome: { status: 'completed' | 'failed'; error: string | null; completed_at: string },
+): Promise<void> {
+  await tx.updateTable('contact_imports').set(outcome).where('id', '=', id).execute();
+  await tx.deleteFrom('contact_import_chunks').where('import_id', '=', id).execute();
+}

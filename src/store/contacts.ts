@@ -1,0 +1,94 @@
+import type { Db, Tx } from './db.ts';
+import { insertRows } from './insert-rows.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+import type { ContactPropertyValueTable, ContactTable } from './schema.ts';
+
+export type ContactRow = ContactTable;
+
+const COLUMNS = ['id', 'email', 'first_name', 'last_name', 'created_at', 'unsubscribed'] as const;
+
+export async function findContactById(db: Db | Tx, id: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+/** The contact with this (lowercased) email, if any. */
+export async function findContactByEmail(db: Db | Tx, email: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').select(COLUMNS).where('email', '=', email).executeTakeFirst();
+}
+
+export async function findContactsByEmails(db: Db | Tx, emails: string[]): Promise<ContactRow[]> {
+  if (emails.length === 0) return [];
+  return db.selectFrom('contacts').select(COLUMNS).where('email', 'in', emails).execute();
+}
+
+/** Inserts a contact unless one has its email already; false when one had. */
+export async function insertContact(tx: Tx, row: ContactRow): Promise<boolean> {
+  const result = await tx
+    .insertInto('contacts')
+    .values(row)
+    .onConflict((oc) => oc.column('email').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+/** Inserts contacts, or rewrites the names and flag of those whose email exists (their id stays). */
+export async function upsertContacts(tx: Tx, rows: ContactRow[]): Promise<void> {
+  await insertRows(tx, 'contacts', rows, (query) =>
+    query.onConflict((oc) =>
+      oc.column('email').doUpdateSet((eb) => ({
+        first_name: eb.ref('excluded.first_name'),
+        last_name: eb.ref('excluded.last_name'),
+        unsubscribed: eb.ref('excluded.unsubscribed'),
+      })),
+    ),
+  );
+}
+
+export async function updateContact(tx: Tx, id: string, changes: Partial<Omit<ContactRow, 'id' | 'created_at'>>): Promise<void> {
+  if (Object.keys(changes).length > 0) await tx.updateTable('contacts').set(changes).where('id', '=', id).execute();
+}
+
+/** Deletes a contact with its memberships, subscriptions and property values (cascade). */
+export async function deleteContact(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('contacts').where('id', '=', id).execute();
+}
+
+export async function listContacts(db: Db, page: PageRequest) {
+  return selectPage(db.selectFrom('contacts').select(COLUMNS), 'id', page);
+}
+
+/** A segment's contacts, read in contact-id order from the membership key: every page costs the same. */
+export async function listSegmentContacts(db: Db, segmentId: string, page: PageRequest) {
+  const query = db
+    .selectFrom('segment_contacts')
+    .innerJoin('contacts', 'contacts.id', 'segment_contacts.contact_id')
+    .select(COLUMNS.map((column) => `contacts.${column}` as const))
+    .where('segment_contacts.segment_id', '=', segmentId);
+  return selectPage(query, 'segment_contacts.contact_id', page);
+}
+
+/** A contact's property values with the key and type of their definitions. */
+export async function findPropertyValues(db: Db, contactId: string) {
+  return db
+    .selectFrom('contact_property_values')
+    .innerJoin('contact_properties', 'contact_properties.id', 'contact_property_values.property_id')
+    .select(['contact_properties.key', 'contact_properties.type', 'contact_property_values.value'])
+    .where('contact_property_values.contact_id', '=', contactId)
+    .orderBy('contact_properties.key')
+    .execute();
+}
+
+export async function setPropertyValues(tx: Tx, rows: ContactPropertyValueTable[]): Promise<void> {
+  await insertRows(tx, 'contact_property_values', rows, (query) =>
+    query.onConflict((oc) => oc.columns(['contact_id', 'property_id']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') }))),
+  );
+}
+
+export async function deletePropertyValues(tx: Tx, contactId: string, propertyIds: string[]): Promise<void> {
+  if (propertyIds.length === 0) return;
+  await tx
+    .deleteFrom('contact_property_values')
+    .where('contact_id', '=', contactId)
+    .where('property_id', 'in', propertyIds)
+    .execute();
+}
