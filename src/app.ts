@@ -9,6 +9,7 @@ import { AppError } from './http/errors.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { audienceContactRoutes } from './http/routes/audience-contacts.ts';
 import { batchRoutes } from './http/routes/batch.ts';
+import { broadcastRoutes } from './http/routes/broadcasts.ts';
 import { contactImportRoutes } from './http/routes/contact-imports.ts';
 import { contactPropertyRoutes } from './http/routes/contact-properties.ts';
 import { contactSegmentRoutes } from './http/routes/contact-segments.ts';
@@ -19,6 +20,7 @@ import { segmentRoutes } from './http/routes/segments.ts';
 import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
+import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
 import { newId } from './ids.ts';
 
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -59,6 +61,10 @@ export async function buildApp(ctx: Context): Promise<App> {
     if (text.trim() === '') return done(null, {});
     parseJson(request, text, done);
   });
+  // Form posts: the unsubscribe page's forms and RFC 8058 one-click requests (`List-Unsubscribe=One-Click`).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
 
   await app.register(swagger, {
     openapi: {
@@ -88,6 +94,8 @@ export async function buildApp(ctx: Context): Promise<App> {
   audienceContactRoutes(app, ctx);
   topicRoutes(app, ctx);
   contactPropertyRoutes(app, ctx);
+  broadcastRoutes(app, ctx);
+  unsubscribeRoutes(app, ctx);
 
   return app;
 }
