@@ -46,6 +46,8 @@ export async function buildApp(ctx: Context): Promise<App> {
     // One line per request costs throughput; errors are still logged, with the request id.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
+    // Path parameters hold unsubscribe tokens (about 160 characters) and email addresses (up to 254).
+    routerOptions: { maxParamLength: 512 },
     genReqId: () => newId(),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, verbose: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
