@@ -1,5 +1,6 @@
 // npm run bench [-- name ...]: every figure is a rate or latency beside a baseline measured in the same run.
 import { benchApi } from './api.ts';
+import { benchBroadcasts } from './broadcasts.ts';
 import { benchContacts } from './contacts.ts';
 import { benchDelivery, type Figure } from './delivery.ts';
 import { benchTemplates } from './templates.ts';
@@ -9,6 +10,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   delivery: () => benchDelivery({ n: Number(process.env.BENCH_EMAILS ?? 10000), workers: Number(process.env.BENCH_WORKERS ?? 0) }),
   templates: () => benchTemplates({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
   contacts: () => benchContacts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
+  broadcasts: () => benchBroadcasts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

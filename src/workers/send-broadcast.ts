@@ -13,8 +13,13 @@ import { completeJob, renewJobLock, type JobRow } from '../store/jobs.ts';
 import type { EmailRecipientTable, EmailTable } from '../store/schema.ts';
 import { findTopic } from '../store/topics.ts';
 
-/** Recipients per transaction: each writes an email, its recipient row and its send job per contact. */
-export const CHUNK_RECIPIENTS = 2000;
+/**
+ * Recipients per transaction (each writes an email, its recipient row and its send job). Small enough
+ * that a chunk's rows and queries die young in V8's new space: with 2,000, survivors promoted to the
+ * old space piled up as garbage and the peak memory grew with the segment (71 MB of heap at 20,000
+ * contacts, 156 MB at 100,000); with 500 it is the same at any size, and the fan-out no slower.
+ */
+export const CHUNK_RECIPIENTS = 500;
 
 /**
  * In one transaction: fixes who receives the broadcast (the snapshot), the fallbacks of the contact
