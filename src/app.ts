@@ -8,6 +8,7 @@ import { handleError } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { batchRoutes } from './http/routes/batch.ts';
+import { domainRoutes } from './http/routes/domains.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { newId } from './ids.ts';
@@ -70,6 +71,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   apiKeyRoutes(app, ctx);
   emailRoutes(app, ctx);
   batchRoutes(app, ctx);
+  domainRoutes(app, ctx);
 
   return app;
 }

@@ -3,6 +3,7 @@ import { AppError } from '../http/errors.ts';
 import type { SendEmailInput } from '../http/schemas.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { storeEmails } from './emails.ts';
+import type { SenderKey } from './sender-domain.ts';
 
 export const MAX_BATCH = 100;
 
@@ -20,7 +21,7 @@ function atIndex(error: AppError, index: number): AppError {
   return new AppError(error.code, `Email at index ${index}: ${error.message}`);
 }
 
-async function prepareEntry(ctx: Context, entry: BatchEntry, index: number): Promise<PreparedEmail> {
+async function prepareEntry(ctx: Context, entry: BatchEntry, index: number, key: SenderKey): Promise<PreparedEmail> {
   if ('error' in entry) throw atIndex(entry.error, index);
   const input = entry.value;
   if (input.attachments !== undefined) {
@@ -30,7 +31,7 @@ async function prepareEntry(ctx: Context, entry: BatchEntry, index: number): Pro
     throw atIndex(new AppError('validation_error', 'Scheduling is not supported in batch emails.'), index);
   }
   try {
-    return await prepareEmail(ctx, input);
+    return await prepareEmail(ctx, input, key);
   } catch (error) {
     throw error instanceof AppError ? atIndex(error, index) : error;
   }
@@ -42,12 +43,12 @@ async function prepareEntry(ctx: Context, entry: BatchEntry, index: number): Pro
  * nothing is stored; `data[i]` answers entry i. Permissive: the valid entries are stored and each
  * invalid one is reported in `errors` with its index.
  */
-export async function sendBatch(ctx: Context, entries: BatchEntry[], validation: BatchValidation): Promise<BatchResult> {
+export async function sendBatch(ctx: Context, entries: BatchEntry[], validation: BatchValidation, key: SenderKey): Promise<BatchResult> {
   const prepared: PreparedEmail[] = [];
   const errors: { index: number; message: string }[] = [];
   for (const [index, entry] of entries.entries()) {
     try {
-      prepared.push(await prepareEntry(ctx, entry, index));
+      prepared.push(await prepareEntry(ctx, entry, index, key));
     } catch (error) {
       if (validation === 'strict' || !(error instanceof AppError)) throw error;
       errors.push({ index, message: error.message });

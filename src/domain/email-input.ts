@@ -7,6 +7,7 @@ import type { EmailRows } from '../store/emails.ts';
 import { formatMailbox, parseMailbox, toList, type Mailbox } from './addresses.ts';
 import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
+import { checkSenderDomain, type SenderKey } from './sender-domain.ts';
 
 export const MAX_RECIPIENTS_PER_FIELD = 50;
 
@@ -58,7 +59,7 @@ const listJson = (mailboxes: Mailbox[]) => JSON.stringify(mailboxes.map(formatMa
  * Checks a send payload against every rule of POST /emails and turns it into rows. Remote attachments
  * are fetched here, so an accepted email never depends on a URL staying up.
  */
-export async function prepareEmail(ctx: Context, input: SendEmailInput): Promise<PreparedEmail> {
+export async function prepareEmail(ctx: Context, input: SendEmailInput, key: SenderKey): Promise<PreparedEmail> {
   if (input.template !== undefined) {
     throw new AppError('validation_error', 'Sending with `template` is not supported yet.');
   }
@@ -70,6 +71,7 @@ export async function prepareEmail(ctx: Context, input: SendEmailInput): Promise
   if (input.html === undefined && input.text === undefined) throw missingField('html` or `text');
 
   const from = parseMailbox(input.from, 'from');
+  await checkSenderDomain(ctx, from.address, key);
   const to = addressList(input.to, 'to');
   if (to.length === 0) throw missingField('to');
   const cc = addressList(input.cc, 'cc');

@@ -8,6 +8,7 @@ import * as jobs from '../store/jobs.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { parseScheduledAt } from './schedule.ts';
+import type { SenderKey } from './sender-domain.ts';
 
 export const SEND_EMAIL_TASK = 'send-email';
 
@@ -42,8 +43,8 @@ export async function storeEmails(ctx: Context, prepared: PreparedEmail[]): Prom
 }
 
 /** POST /emails: validate, store durably, answer with the id. */
-export async function sendEmail(ctx: Context, input: SendEmailInput): Promise<{ id: string }> {
-  const prepared = await prepareEmail(ctx, input);
+export async function sendEmail(ctx: Context, input: SendEmailInput, key: SenderKey): Promise<{ id: string }> {
+  const prepared = await prepareEmail(ctx, input, key);
   await storeEmails(ctx, [prepared]);
   return { id: prepared.email.id };
 }

@@ -53,7 +53,7 @@ export function batchRoutes(app: App, ctx: Context): void {
     },
     async (request) => {
       const validation = batchValidation(request.headers['x-batch-validation']);
-      return sendBatch(ctx, readEntries(request.body), validation);
+      return sendBatch(ctx, readEntries(request.body), validation, request.apiKey);
     },
   );
 }

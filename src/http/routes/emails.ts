@@ -24,7 +24,7 @@ export function emailRoutes(app: App, ctx: Context): void {
       config: { access: 'sending' },
       schema: { summary: 'Send an email', body: SendEmailBody, response: { 200: IdResponse } },
     },
-    async (request) => emails.sendEmail(ctx, request.body),
+    async (request) => emails.sendEmail(ctx, request.body, request.apiKey),
   );
 
   app.get(

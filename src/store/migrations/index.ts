@@ -1,10 +1,12 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { isPostgres } from '../db.ts';
 import * as init from './0001-init.ts';
+import * as domains from './0005-domains.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
   '0001-init': init,
+  '0005-domains': domains,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
