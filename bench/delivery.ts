@@ -31,7 +31,7 @@ async function nodemailerStraight(sink: Sink, n: number): Promise<number> {
 }
 
 /** Posts n emails with `connections` requests in flight; resolves with the accept rate. */
-async function postEmails(url: string, n: number, connections: number): Promise<number> {
+export async function postEmails(url: string, n: number, connections: number, from?: string): Promise<number> {
   let next = 0;
   const started = performance.now();
   const client = async () => {
@@ -40,7 +40,7 @@ async function postEmails(url: string, n: number, connections: number): Promise<
       const response = await fetch(`${url}/emails`, {
         method: 'POST',
         headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify(emailPayload(i)),
+        body: JSON.stringify(emailPayload(i, from)),
       });
       if (response.status !== 200) throw new Error(`POST /emails answered ${response.status}: ${await response.text()}`);
     }

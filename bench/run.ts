@@ -1,8 +1,10 @@
 // npm run bench [-- name ...]: every figure is a rate or latency beside a baseline measured in the same run.
 import { benchDelivery, type Figure } from './delivery.ts';
+import { benchDkim } from './dkim.ts';
 
 const benches: Record<string, () => Promise<Figure[]>> = {
   delivery: () => benchDelivery({ n: Number(process.env.BENCH_EMAILS ?? 10000), workers: Number(process.env.BENCH_WORKERS ?? 0) }),
+  dkim: () => benchDkim({ n: Number(process.env.BENCH_EMAILS ?? 5000), rounds: 2 }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

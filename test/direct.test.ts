@@ -3,13 +3,12 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { authenticate } from 'mailauth';
 import { backoffMs } from '../src/workers/runner.ts';
 import { dialects, eventually, startApp, type TestApp } from './harness.ts';
-import { publishRecords, startDnsServer, type TestDnsServer } from './dns-server.ts';
+import { startDnsServer, type TestDnsServer } from './dns-server.ts';
+import { HOSTNAME, verifiedDomain } from './domain-setup.ts';
 import { startSmtpServer, type TestSmtpServer } from './smtp-server.ts';
 
 // Direct delivery end to end: a DNS server and SMTP servers posing as recipients' MX hosts, all
 // started here. Every MX host listens on the same port (DIRECT_SMTP_PORT) on its own 127.0.0.x.
-
-const HOSTNAME = 'mail.mailroom.test';
 
 type Event = { type: string; recipient: string | null; response: string | null };
 
@@ -19,13 +18,6 @@ async function events(t: TestApp, id: string): Promise<Event[]> {
 
 async function lastEvent(t: TestApp, id: string, event: string) {
   return eventually(async () => (await t.resend.emails.get(id)).data?.last_event === event || undefined);
-}
-
-async function verifiedDomain(t: TestApp, dns: TestDnsServer, name: string, tls?: 'enforced') {
-  const { data } = await t.resend.domains.create({ name, ...(tls ? { tls } : {}) });
-  publishRecords(dns, data as never);
-  await t.resend.domains.verify(data!.id);
-  await eventually(async () => (await t.resend.domains.get(data!.id)).data?.status === 'verified' || undefined);
 }
 
 for (const dialect of dialects) {
@@ -61,7 +53,7 @@ for (const dialect of dialects) {
         env: { DELIVERY_MODE: 'direct', DIRECT_SMTP_PORT: String(mx.port), DIRECT_MAX_CONNECTIONS: '2', DNS_SERVERS: dns.address, MAILROOM_HOSTNAME: HOSTNAME },
       });
       await verifiedDomain(t, dns, 'sender.test');
-      await verifiedDomain(t, dns, 'strict.test', 'enforced');
+      await verifiedDomain(t, dns, 'strict.test', { tls: 'enforced' });
     });
     after(async () => {
       await t.close();
