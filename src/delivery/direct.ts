@@ -11,7 +11,7 @@ import type { OutgoingMessage, Transport } from './transports.ts';
 // servers are found in DNS, and each group goes over one SMTP transaction to the first server that
 // answers. Connections to one server are pooled and capped.
 
-/** A pool unused this long is closed, so destinations seen once do not hold sockets or memory. */
+/** A pool unused this long is dropped, so destinations seen once hold no memory (its idle sockets close sooner). */
 const IDLE_POOL_MS = 5 * 60_000;
 
 type Hosts = { hosts: string[] } | { refused: { code: number; response: string } };
@@ -57,6 +57,7 @@ function byDomain(addresses: string[]): Map<string, string[]> {
 /** Sends to recipients' own mail servers on DIRECT_SMTP_PORT, at most DIRECT_MAX_CONNECTIONS per server. */
 export function directTransport(config: Config, resolver: Resolver, clock: Clock): Transport {
   const pools = new Map<string, { transport: SmtpSender & { close(): void }; usedAt: number }>();
+  let sweptAt = clock.now();
 
   // One pool per server address (and TLS policy), whichever domains' MX records name it, so the cap
   // holds per destination server. STARTTLS whenever offered; `enforced` refuses to go on without it.
@@ -65,10 +66,13 @@ export function directTransport(config: Config, resolver: Resolver, clock: Clock
   function poolFor(address: string, host: string, enforced: boolean): SmtpSender {
     const key = `${address}|${enforced}`;
     const now = clock.now();
-    for (const [other, pool] of pools) {
-      if (now - pool.usedAt > IDLE_POOL_MS) {
-        pool.transport.close();
-        pools.delete(other);
+    if (now - sweptAt > IDLE_POOL_MS) {
+      sweptAt = now;
+      for (const [other, pool] of pools) {
+        if (now - pool.usedAt > IDLE_POOL_MS) {
+          pool.transport.close();
+          pools.delete(other);
+        }
       }
     }
     let pool = pools.get(key);
