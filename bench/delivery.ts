@@ -30,8 +30,8 @@ async function nodemailerStraight(sink: Sink, n: number): Promise<number> {
   return rate;
 }
 
-/** Posts n emails with `connections` requests in flight; resolves with the accept rate. */
-export async function postEmails(url: string, n: number, connections: number, from?: string): Promise<number> {
+/** Posts n emails (the i-th is `payload(i)`) with `connections` requests in flight; resolves with the accept rate. */
+export async function postEmails(url: string, n: number, connections: number, payload: (i: number) => object = emailPayload): Promise<number> {
   let next = 0;
   const started = performance.now();
   const client = async () => {
@@ -40,7 +40,7 @@ export async function postEmails(url: string, n: number, connections: number, fr
       const response = await fetch(`${url}/emails`, {
         method: 'POST',
         headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify(emailPayload(i, from)),
+        body: JSON.stringify(payload(i)),
       });
       if (response.status !== 200) throw new Error(`POST /emails answered ${response.status}: ${await response.text()}`);
     }

@@ -37,7 +37,7 @@ async function endToEnd(sink: Sink, n: number, rounds: number): Promise<{ unsign
     const measure = async (signed: boolean, count = n) => {
       sink.reset();
       const started = performance.now();
-      await postEmails(mailroom.url, count, 32, signed ? SIGNED_FROM : UNSIGNED_FROM);
+      await postEmails(mailroom.url, count, 32, (i) => emailPayload(i, signed ? SIGNED_FROM : UNSIGNED_FROM));
       await waitForCount(sink, count);
       return count / ((performance.now() - started) / 1000);
     };
@@ -64,6 +64,7 @@ function emailRow(i: number, from: string): EmailRow {
     tags: JSON.stringify(p.tags),
     message_id: `<${id}@example.com>`,
     scheduled_at: null,
+    template_id: null,
     last_event: 'queued',
     created_at: '',
     html: p.html,

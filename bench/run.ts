@@ -1,10 +1,14 @@
 // npm run bench [-- name ...]: every figure is a rate or latency beside a baseline measured in the same run.
+import { benchApi } from './api.ts';
 import { benchDelivery, type Figure } from './delivery.ts';
 import { benchDkim } from './dkim.ts';
+import { benchTemplates } from './templates.ts';
 
 const benches: Record<string, () => Promise<Figure[]>> = {
+  api: benchApi,
   delivery: () => benchDelivery({ n: Number(process.env.BENCH_EMAILS ?? 10000), workers: Number(process.env.BENCH_WORKERS ?? 0) }),
   dkim: () => benchDkim({ n: Number(process.env.BENCH_EMAILS ?? 5000), rounds: 2 }),
+  templates: () => benchTemplates({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);
@@ -13,7 +17,7 @@ for (const name of selected) {
   if (!bench) throw new Error(`no bench named "${name}"; choose from ${Object.keys(benches).join(', ')}`);
   console.log(`\n## ${name}`);
   for (const figure of await bench()) {
-    const value = figure.unit === 'ratio' ? figure.value.toFixed(2) : Math.round(figure.value).toLocaleString('en-US');
+    const value = figure.unit === 'ratio' || figure.unit === 'ms' ? figure.value.toFixed(2) : Math.round(figure.value).toLocaleString('en-US');
     console.log(`${figure.name.padEnd(56)} ${value.padStart(10)} ${figure.unit}`);
   }
 }

@@ -11,6 +11,7 @@ import { batchRoutes } from './http/routes/batch.ts';
 import { domainRoutes } from './http/routes/domains.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { systemRoutes } from './http/routes/system.ts';
+import { templateRoutes } from './http/routes/templates.ts';
 import { newId } from './ids.ts';
 
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -71,6 +72,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   apiKeyRoutes(app, ctx);
   emailRoutes(app, ctx);
   batchRoutes(app, ctx);
+  templateRoutes(app, ctx);
   domainRoutes(app, ctx);
 
   return app;

@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { resolveSecret } from './secret.ts';
+import { createIdempotencyState, type IdempotencyState } from './domain/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
 import { createDkimSigner, type DkimSigner } from './delivery/dkim.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
@@ -22,6 +23,7 @@ export interface Context {
   readonly clock: Clock;
   readonly log: Logger;
   readonly keyUsage: KeyUsage;
+  readonly idempotency: IdempotencyState;
   readonly transport: Transport;
   /** The one DNS resolver (DNS_SERVERS): domain verification and MX lookups. */
   readonly dns: Resolver;
@@ -54,7 +56,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
   const secret = resolveSecret(config);
   const db = openDb(config.databaseUrl);
   await migrate(db);
-  const writer = createWriter(db);
+  const writer = createWriter(db, config.databaseUrl);
   const dns = createResolver(config);
   return {
     config,
@@ -64,6 +66,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     clock,
     log,
     keyUsage: createKeyUsage(writer, clock, log),
+    idempotency: createIdempotencyState(db, clock, log),
     transport: createTransport(config, db, clock, dns),
     dns,
     dkim: createDkimSigner(secret),
@@ -74,6 +77,8 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
 /** Flushes what is buffered and closes every resource the context holds. */
 export async function closeContext(ctx: Context): Promise<void> {
   await ctx.keyUsage.close();
+  ctx.idempotency.close();
   ctx.transport.close();
   await ctx.db.destroy();
+  ctx.writer.close();
 }

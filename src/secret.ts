@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ConfigError, type Config } from './config.ts';
 import { isPostgresUrl } from './store/db.ts';
@@ -15,13 +15,15 @@ export function resolveSecret(config: Config): string {
   if (isPostgresUrl(config.databaseUrl)) {
     throw new ConfigError('Invalid MAILROOM_SECRET: required with a PostgreSQL DATABASE_URL, so that every process shares it');
   }
-  const file = join(config.databaseUrl === ':memory:' ? '.' : dirname(config.databaseUrl), 'secret');
+  const dir = config.databaseUrl === ':memory:' ? '.' : dirname(config.databaseUrl);
+  const file = join(dir, 'secret');
   try {
     return readFileSync(file, 'utf8').trim();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const created = randomBytes(48).toString('base64url');
+  mkdirSync(dir, { recursive: true }); // on a first start, before the database creates its folder
   writeFileSync(file, `${created}\n`, { mode: 0o600, flag: 'wx' });
   return created;
 }

@@ -98,7 +98,8 @@ describe('configuration', () => {
   });
 
   it('creates a secret beside a SQLite database once, and reuses it', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mailroom-secret-'));
+    // A first start: the database's folder does not exist yet.
+    const dir = join(mkdtempSync(join(tmpdir(), 'mailroom-secret-')), 'data');
     const config = readConfig({ DATABASE_URL: join(dir, 'mailroom.db') });
     const first = resolveSecret(config);
     assert.ok(first.length >= 32);

@@ -42,6 +42,15 @@ for (const dialect of dialects) {
       assert.equal((await t.resend.emails.send(email('Acme <hello@Verified.TEST>'))).error, null);
     });
 
+    it('applies to the from a template gives', async () => {
+      await t.resend.templates.create({ name: 'elsewhere', alias: 'from-elsewhere', html: '<p>Hi</p>', subject: 'S', from: 'a@elsewhere.test' }).publish();
+      await t.resend.templates.create({ name: 'ours', alias: 'from-verified', html: '<p>Hi</p>', subject: 'S', from: 'a@verified.test' }).publish();
+      const refused = await t.resend.emails.send({ to: 'someone@example.org', template: { id: 'from-elsewhere' } });
+      assert.equal(refused.error?.statusCode, 403);
+      assert.match(refused.error!.message, /^The elsewhere\.test domain is not verified/);
+      assert.equal((await t.resend.emails.send({ to: 'someone@example.org', template: { id: 'from-verified' } })).error, null);
+    });
+
     it('a sending_access key with a domain_id sends only from that domain', async () => {
       const { data: key } = await t.resend.apiKeys.create({ name: 'verified only', permission: 'sending_access', domain_id: verified.id });
       const sender = new Resend(key!.token, { baseUrl: t.url });

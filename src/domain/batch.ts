@@ -4,6 +4,7 @@ import type { SendEmailInput } from '../http/schemas.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { storeEmails } from './emails.ts';
 import type { SenderKey } from './sender-domain.ts';
+import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 
 export const MAX_BATCH = 100;
 
@@ -43,18 +44,27 @@ async function prepareEntry(ctx: Context, entry: BatchEntry, index: number, key:
  * nothing is stored; `data[i]` answers entry i. Permissive: the valid entries are stored and each
  * invalid one is reported in `errors` with its index.
  */
-export async function sendBatch(ctx: Context, entries: BatchEntry[], validation: BatchValidation, key: SenderKey): Promise<BatchResult> {
-  const prepared: PreparedEmail[] = [];
-  const errors: { index: number; message: string }[] = [];
-  for (const [index, entry] of entries.entries()) {
-    try {
-      prepared.push(await prepareEntry(ctx, entry, index, key));
-    } catch (error) {
-      if (validation === 'strict' || !(error instanceof AppError)) throw error;
-      errors.push({ index, message: error.message });
+export async function sendBatch(
+  ctx: Context,
+  entries: BatchEntry[],
+  validation: BatchValidation,
+  key: SenderKey,
+  idempotent?: IdempotentRequest,
+): Promise<BatchResult> {
+  return runIdempotent(ctx, idempotent, async (record) => {
+    const prepared: PreparedEmail[] = [];
+    const errors: { index: number; message: string }[] = [];
+    for (const [index, entry] of entries.entries()) {
+      try {
+        prepared.push(await prepareEntry(ctx, entry, index, key));
+      } catch (error) {
+        if (validation === 'strict' || !(error instanceof AppError)) throw error;
+        errors.push({ index, message: error.message });
+      }
     }
-  }
-  if (prepared.length > 0) await storeEmails(ctx, prepared);
-  const data = prepared.map((p) => ({ id: p.email.id }));
-  return validation === 'strict' ? { data } : { data, errors };
+    const data = prepared.map((p) => ({ id: p.email.id }));
+    const response: BatchResult = validation === 'strict' ? { data } : { data, errors };
+    if (prepared.length > 0) await storeEmails(ctx, prepared, record?.(response));
+    return response;
+  });
 }

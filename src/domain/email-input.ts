@@ -4,6 +4,7 @@ import { AppError, invalidField, missingField } from '../http/errors.ts';
 import type { SendEmailInput } from '../http/schemas.ts';
 import { newId } from '../ids.ts';
 import type { EmailRows } from '../store/emails.ts';
+import { applyTemplate } from './apply-template.ts';
 import { formatMailbox, parseMailbox, toList, type Mailbox } from './addresses.ts';
 import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
@@ -56,16 +57,16 @@ function envelopeRecipients(mailboxes: Mailbox[]): string[] {
 const listJson = (mailboxes: Mailbox[]) => JSON.stringify(mailboxes.map(formatMailbox));
 
 /**
- * Checks a send payload against every rule of POST /emails and turns it into rows. Remote attachments
- * are fetched here, so an accepted email never depends on a URL staying up.
+ * Checks a send payload against every rule of POST /emails and turns it into rows. A template is
+ * applied first, so that it can give from, subject, reply_to and the bodies. Remote attachments are
+ * fetched here, so an accepted email never depends on a URL staying up.
  */
-export async function prepareEmail(ctx: Context, input: SendEmailInput, key: SenderKey): Promise<PreparedEmail> {
-  if (input.template !== undefined) {
-    throw new AppError('validation_error', 'Sending with `template` is not supported yet.');
-  }
-  if (input.topic_id !== undefined) {
+export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: SenderKey): Promise<PreparedEmail> {
+  if (payload.topic_id !== undefined) {
     throw new AppError('validation_error', 'Sending with `topic_id` is not supported yet.');
   }
+  const { input, templateId } =
+    payload.template === undefined ? { input: payload, templateId: null } : await applyTemplate(ctx, payload, payload.template);
   if (input.from === undefined) throw missingField('from');
   if (input.subject === undefined) throw missingField('subject');
   if (input.html === undefined && input.text === undefined) throw missingField('html` or `text');
@@ -105,6 +106,7 @@ export async function prepareEmail(ctx: Context, input: SendEmailInput, key: Sen
       scheduled_at: input.scheduled_at === undefined ? null : toTimestamp(runAt),
       last_event: initialStatus,
       created_at: toTimestamp(now),
+      template_id: templateId,
     },
     recipients: recipients.map((address) => ({ email_id: id, address, status: initialStatus })),
     attachments,

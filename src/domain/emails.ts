@@ -6,7 +6,10 @@ import { newId } from '../ids.ts';
 import * as emails from '../store/emails.ts';
 import * as jobs from '../store/jobs.ts';
 import type { PageRequest } from '../store/paginate.ts';
+import { insertIdempotencyKey, type IdempotencyKeyRow } from '../store/idempotency-keys.ts';
+import { insertRows } from '../store/writer.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
+import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 import { parseScheduledAt } from './schedule.ts';
 import type { SenderKey } from './sender-domain.ts';
 
@@ -34,19 +37,27 @@ function sendJob(ctx: Context, prepared: PreparedEmail): jobs.JobRow {
  * Stores prepared emails and their send jobs in one transaction (the outbox): once this returns,
  * every email is on disk with the job that will deliver it. Then wakes the in-process worker.
  */
-export async function storeEmails(ctx: Context, prepared: PreparedEmail[]): Promise<void> {
-  await ctx.writer.transaction(async (tx) => {
-    await emails.insertEmails(tx, prepared);
-    await jobs.addJobs(tx, prepared.map((p) => sendJob(ctx, p)));
-  });
+export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
+  const rows = { ...emails.emailRows(prepared), jobs: prepared.map((p) => sendJob(ctx, p)) };
+  if (idempotencyKey) {
+    await ctx.writer.transaction(async (tx) => {
+      await insertRows(tx, rows);
+      await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
+    });
+  } else {
+    await ctx.writer.insert(rows);
+  }
   ctx.jobsAdded.notify();
 }
 
-/** POST /emails: validate, store durably, answer with the id. */
-export async function sendEmail(ctx: Context, input: SendEmailInput, key: SenderKey): Promise<{ id: string }> {
-  const prepared = await prepareEmail(ctx, input, key);
-  await storeEmails(ctx, [prepared]);
-  return { id: prepared.email.id };
+/** POST /emails: validate, store durably (once per Idempotency-Key), answer with the id. */
+export async function sendEmail(ctx: Context, input: SendEmailInput, key: SenderKey, idempotent?: IdempotentRequest): Promise<{ id: string }> {
+  return runIdempotent(ctx, idempotent, async (record) => {
+    const prepared = await prepareEmail(ctx, input, key);
+    const response = { id: prepared.email.id };
+    await storeEmails(ctx, [prepared], record?.(response));
+    return response;
+  });
 }
 
 const list = (json: string): string[] => JSON.parse(json);

@@ -21,6 +21,9 @@ export const Attachment = Type.Object({
   content_id: Type.Optional(Type.String({ description: 'For inline images referenced as cid:...' })),
 });
 
+/** A template variable's value, on send and as a declared fallback. */
+export const VariableValue = Type.Union([Type.String(), Type.Number()], { description: 'a string or a number' });
+
 export const SendEmailBody = Type.Object({
   from: Type.Optional(Type.String({ description: '"email@example.com" or "Name <email@example.com>"' })),
   to: AddressList,
@@ -36,8 +39,8 @@ export const SendEmailBody = Type.Object({
   scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601 or natural language, at most 30 days ahead' })),
   template: Type.Optional(
     Type.Object({
-      id: Type.String(),
-      variables: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]))),
+      id: Type.String({ description: 'The id or alias of a published template' }),
+      variables: Type.Optional(Type.Record(Type.String(), VariableValue)),
     }),
   ),
   topic_id: Type.Optional(Type.String()),
@@ -45,6 +48,12 @@ export const SendEmailBody = Type.Object({
 export type SendEmailInput = Static<typeof SendEmailBody>;
 
 export const IdResponse = Type.Object({ id: Type.String() });
+
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ description: '1 to 256 characters: the same key and payload within 24 hours answer the first response again' }),
+  ),
+});
 
 /** `{object, id}`, the answer of updates and actions. */
 export function objectId(object: string) {
@@ -61,7 +70,7 @@ export function listOfSchema<T extends ReturnType<typeof Type.Object>>(item: T) 
   return Type.Object({ object: Type.Literal('list'), has_more: Type.Boolean(), data: Type.Array(item) });
 }
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const EmailListItem = Type.Object({
   id: Type.String(),

@@ -1,5 +1,6 @@
 import type { Db, Tx } from './db.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
+import type { Rows } from './writer.ts';
 import type { EmailAttachmentTable, EmailContentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
 
 /** An email with its bodies. */
@@ -15,28 +16,14 @@ export interface EmailRows {
   attachments: AttachmentRow[];
 }
 
-// SQLite binds at most 32,766 parameters per statement: large batches go in slices.
-const ROWS_PER_STATEMENT = 2000;
-
-async function insertSliced<T extends 'emails' | 'email_contents' | 'email_recipients' | 'email_attachments'>(
-  tx: Tx,
-  table: T,
-  rows: any[],
-): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    await tx.insertInto(table).values(rows.slice(i, i + ROWS_PER_STATEMENT)).execute();
-  }
-}
-
-/** Inserts emails with their recipients and attachments, in the caller's transaction. */
-export async function insertEmails(tx: Tx, emails: EmailRows[]): Promise<void> {
-  await insertSliced(tx, 'emails', emails.map(({ email: { html: _, text: __, ...row } }) => row));
-  await insertSliced(tx, 'email_contents', emails.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })));
-  await insertSliced(tx, 'email_recipients', emails.flatMap((e) => e.recipients));
-  // Attachments can be tens of megabytes each: one row per statement.
-  for (const attachment of emails.flatMap((e) => e.attachments)) {
-    await tx.insertInto('email_attachments').values(attachment).execute();
-  }
+/** The rows that accepted emails write besides their jobs, for one insert per table. */
+export function emailRows(emails: EmailRows[]): Rows {
+  return {
+    emails: emails.map(({ email: { html: _, text: __, ...row } }) => row),
+    email_contents: emails.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })),
+    email_recipients: emails.flatMap((e) => e.recipients),
+    email_attachments: emails.flatMap((e) => e.attachments),
+  };
 }
 
 export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | undefined> {

@@ -26,6 +26,8 @@ export interface EmailTable {
   scheduled_at: string | null;
   last_event: string;
   created_at: string;
+  /** The template the email was sent with, if any. */
+  template_id: string | null;
 }
 
 /** The bodies live apart from the email row, so status updates rewrite a small row, not kilobytes. */
@@ -80,6 +82,42 @@ export interface JobTable {
   created_at: number;
 }
 
+/** A request's answer, kept for 24 hours under its Idempotency-Key. */
+export interface IdempotencyKeyTable {
+  endpoint: string;
+  key: string;
+  request_hash: string;
+  response: string;
+  expires_at: number;
+}
+
+export interface TemplateTable {
+  id: string;
+  alias: string | null;
+  name: string;
+  /** The version GET shows and PATCH edits. */
+  current_version_id: string;
+  /** The version sending uses; null until the template is first published. Never edited in place. */
+  published_version_id: string | null;
+  published_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TemplateVersionTable {
+  id: string;
+  template_id: string;
+  from: string | null;
+  subject: string | null;
+  /** JSON array of addresses. */
+  reply_to: string | null;
+  html: string;
+  text: string | null;
+  /** JSON array of {id, key, type, fallback_value, created_at, updated_at}. */
+  variables: string;
+  created_at: string;
+}
+
 export interface DomainTable {
   id: string;
   name: string;
@@ -114,5 +152,8 @@ export interface Database {
   email_events: EmailEventTable;
   captured_messages: CapturedMessageTable;
   jobs: JobTable;
+  idempotency_keys: IdempotencyKeyTable;
+  templates: TemplateTable;
+  template_versions: TemplateVersionTable;
   domains: DomainTable;
 }

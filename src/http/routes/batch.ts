@@ -2,8 +2,9 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { MAX_BATCH, sendBatch, type BatchEntry, type BatchValidation } from '../../domain/batch.ts';
+import { idempotentRequest } from '../../domain/idempotency.ts';
 import { AppError } from '../errors.ts';
-import { SendEmailBody, type SendEmailInput } from '../schemas.ts';
+import { IdempotencyHeaders, SendEmailBody, type SendEmailInput } from '../schemas.ts';
 import { compileCheck } from '../validation.ts';
 
 /** 100 emails without attachments: room for about 100 KB of html each. */
@@ -45,7 +46,10 @@ export function batchRoutes(app: App, ctx: Context): void {
       config: { access: 'sending' },
       schema: {
         summary: 'Send up to 100 emails in one request',
-        headers: Type.Object({ 'x-batch-validation': Type.Optional(Type.String({ description: '"strict" (default) or "permissive"' })) }),
+        headers: Type.Object({
+          ...IdempotencyHeaders.properties,
+          'x-batch-validation': Type.Optional(Type.String({ description: '"strict" (default) or "permissive"' })),
+        }),
         body: BatchBody,
         response: { 200: BatchResponse },
       },
@@ -53,7 +57,9 @@ export function batchRoutes(app: App, ctx: Context): void {
     },
     async (request) => {
       const validation = batchValidation(request.headers['x-batch-validation']);
-      return sendBatch(ctx, readEntries(request.body), validation, request.apiKey);
+      // The mode is part of the request: the same emails sent strict and permissive are two requests.
+      const idempotent = idempotentRequest('/emails/batch', request.headers['idempotency-key'], { validation, body: request.body });
+      return sendBatch(ctx, readEntries(request.body), validation, request.apiKey, idempotent);
     },
   );
 }

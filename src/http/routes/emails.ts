@@ -2,8 +2,9 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as emails from '../../domain/emails.ts';
+import { idempotentRequest } from '../../domain/idempotency.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { Email, EmailListItem, IdParams, IdResponse, listOfSchema, objectId, SendEmailBody } from '../schemas.ts';
+import { Email, EmailListItem, IdempotencyHeaders, IdParams, IdResponse, listOfSchema, objectId, SendEmailBody } from '../schemas.ts';
 
 /** Attachments may total 40 MB as base64; the JSON around them needs a little more. */
 const SEND_BODY_LIMIT = 41 * 1024 * 1024;
@@ -22,9 +23,15 @@ export function emailRoutes(app: App, ctx: Context): void {
     {
       bodyLimit: SEND_BODY_LIMIT,
       config: { access: 'sending' },
-      schema: { summary: 'Send an email', body: SendEmailBody, response: { 200: IdResponse } },
+      schema: { summary: 'Send an email', headers: IdempotencyHeaders, body: SendEmailBody, response: { 200: IdResponse } },
     },
-    async (request) => emails.sendEmail(ctx, request.body, request.apiKey),
+    async (request) =>
+      emails.sendEmail(
+        ctx,
+        request.body,
+        request.apiKey,
+        idempotentRequest('/emails', request.headers['idempotency-key'], request.body),
+      ),
   );
 
   app.get(

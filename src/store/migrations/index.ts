@@ -1,11 +1,15 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { isPostgres } from '../db.ts';
 import * as init from './0001-init.ts';
+import * as idempotency from './0002-idempotency.ts';
+import * as templates from './0004-templates.ts';
 import * as domains from './0005-domains.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
   '0001-init': init,
+  '0002-idempotency': idempotency,
+  '0004-templates': templates,
   '0005-domains': domains,
 };
 

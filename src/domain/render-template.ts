@@ -1,0 +1,61 @@
+// Placeholders `{{{NAME}}}` and `{{{NAME|fallback}}}`, found once and filled many times. Pure and
+// synchronous: the rules of what a name may be, or must be supplied, belong to the callers (templates,
+// broadcasts). Anything that is not exactly a placeholder is text and is left as it stands.
+
+export interface Placeholder {
+  /** Letters, digits and `_`, in dot-separated parts: `PRODUCT`, `contact.first_name`. */
+  name: string;
+  /** The text after `|`, written by the template's author; undefined when there is no `|`. */
+  fallback: string | undefined;
+}
+
+/** A parsed source: `texts[i]` comes before `placeholders[i]`; there is one more text than placeholders. */
+export interface ParsedTemplate {
+  texts: string[];
+  placeholders: Placeholder[];
+}
+
+export type Value = string | number;
+
+// The fallback may hold anything but a closing brace, so the first `}}}` always ends the placeholder.
+const PLACEHOLDER = /\{\{\{([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)(?:\|([^}]*))?\}\}\}/g;
+
+/** Splits a source into its texts and placeholders, in one pass. */
+export function parseTemplate(source: string): ParsedTemplate {
+  const texts: string[] = [];
+  const placeholders: Placeholder[] = [];
+  let last = 0;
+  for (const match of source.matchAll(PLACEHOLDER)) {
+    texts.push(source.slice(last, match.index));
+    placeholders.push({ name: match[1]!, fallback: match[2] });
+    last = match.index + match[0].length;
+  }
+  texts.push(source.slice(last));
+  return { texts, placeholders };
+}
+
+const HTML_SPECIAL = /[&<>"']/;
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Escapes the five characters that matter in html text and attribute values. */
+export function escapeHtml(text: string): string {
+  return HTML_SPECIAL.test(text) ? text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]!) : text;
+}
+
+/**
+ * Fills a parsed source: each placeholder takes `lookup(name)`, else its own fallback, else nothing.
+ * Looked-up values are data, so they are escaped for html when `html` is set; a fallback is part of
+ * the source, written by its author, and goes in as it stands.
+ */
+export function renderTemplate(parsed: ParsedTemplate, lookup: (name: string) => Value | undefined, html: boolean): string {
+  const { texts, placeholders } = parsed;
+  let out = texts[0]!;
+  for (let i = 0; i < placeholders.length; i++) {
+    const placeholder = placeholders[i]!;
+    const value = lookup(placeholder.name);
+    if (value === undefined) out += placeholder.fallback ?? '';
+    else out += html ? escapeHtml(String(value)) : String(value);
+    out += texts[i + 1]!;
+  }
+  return out;
+}

@@ -1,0 +1,35 @@
+import type { Db, Tx } from './db.ts';
+import type { IdempotencyKeyTable } from './schema.ts';
+
+export type IdempotencyKeyRow = IdempotencyKeyTable;
+
+/** The live record of a key on an endpoint; an expired one counts as absent. */
+export async function findIdempotencyKey(db: Db, endpoint: string, key: string, now: number): Promise<IdempotencyKeyRow | undefined> {
+  return db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('endpoint', '=', endpoint)
+    .where('key', '=', key)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+/**
+ * Records a key in the caller's transaction (the one that stores the emails). An expired record of the
+ * same key is replaced; a live one makes the insert fail, and with it the transaction.
+ */
+export async function insertIdempotencyKey(tx: Tx, row: IdempotencyKeyRow, now: number): Promise<void> {
+  await tx
+    .deleteFrom('idempotency_keys')
+    .where('endpoint', '=', row.endpoint)
+    .where('key', '=', row.key)
+    .where('expires_at', '<=', now)
+    .execute();
+  await tx.insertInto('idempotency_keys').values(row).execute();
+}
+
+/** Deletes expired keys; returns how many. */
+export async function purgeIdempotencyKeys(db: Db, now: number): Promise<number> {
+  const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,81 @@
+import { isUuid } from '../ids.ts';
+import { isPostgres, type Db, type Tx } from './db.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+import type { TemplateTable, TemplateVersionTable } from './schema.ts';
+
+export type TemplateRow = TemplateTable;
+export type VersionRow = TemplateVersionTable;
+
+/** The published version of a template, as sending reads it; `version` is undefined for a draft. */
+export interface PublishedTemplate {
+  templateId: string;
+  version: Omit<VersionRow, 'template_id' | 'created_at'> | undefined;
+}
+
+// A template is named by its id or its alias; an alias is never shaped like a UUID, so the shape decides.
+const byIdOrAlias = (idOrAlias: string) =>
+  isUuid(idOrAlias) ? (['t.id', idOrAlias.toLowerCase()] as const) : (['t.alias', idOrAlias] as const);
+
+/** Inserts a new template with its first version, in the caller's transaction. */
+export async function insertTemplate(tx: Tx, template: TemplateRow, version: VersionRow): Promise<void> {
+  await tx.insertInto('templates').values(template).execute();
+  await tx.insertInto('template_versions').values(version).execute();
+}
+
+/** The template named by id or alias; `lock` holds its row until the transaction ends (PostgreSQL). */
+export async function findTemplate(db: Db | Tx, idOrAlias: string, lock = false): Promise<TemplateRow | undefined> {
+  const [column, value] = byIdOrAlias(idOrAlias);
+  const query = db.selectFrom('templates as t').selectAll().where(column, '=', value);
+  return (lock && isPostgres(db) ? query.forUpdate() : query).executeTakeFirst();
+}
+
+/** One version of a template's content, by its id. */
+export async function findVersion(db: Db | Tx, id: string): Promise<VersionRow | undefined> {
+  return db.selectFrom('template_versions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The hot path of sending: one indexed read of the template and its published version. */
+export async function findPublishedTemplate(db: Db, idOrAlias: string): Promise<PublishedTemplate | undefined> {
+  const [column, value] = byIdOrAlias(idOrAlias);
+  const row = await db
+    .selectFrom('templates as t')
+    .leftJoin('template_versions as v', 'v.id', 't.published_version_id')
+    .select(['t.id as template_id', 'v.id', 'v.from', 'v.subject', 'v.reply_to', 'v.html', 'v.text', 'v.variables'])
+    .where(column, '=', value)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { template_id: templateId, id, html, variables, ...rest } = row;
+  return { templateId, version: id === null ? undefined : { id, html: html!, variables: variables!, ...rest } };
+}
+
+/** A page of templates, without their content. */
+export async function listTemplates(db: Db, page: PageRequest) {
+  const columns = ['id', 'name', 'alias', 'published_version_id', 'published_at', 'created_at', 'updated_at'] as const;
+  return selectPage(db.selectFrom('templates').select(columns), 'id', page);
+}
+
+/** Changes a template's own row: name, alias, version pointers, times. */
+export async function updateTemplate(tx: Tx, id: string, changes: Partial<Omit<TemplateRow, 'id'>>): Promise<void> {
+  await tx.updateTable('templates').set(changes).where('id', '=', id).execute();
+}
+
+/** Adds a draft version to a template. */
+export async function insertVersion(tx: Tx, version: VersionRow): Promise<void> {
+  await tx.insertInto('template_versions').values(version).execute();
+}
+
+/** Edits a version in place; only ever a draft one. */
+export async function updateVersion(tx: Tx, id: string, changes: Partial<Omit<VersionRow, 'id' | 'template_id'>>): Promise<void> {
+  await tx.updateTable('template_versions').set(changes).where('id', '=', id).execute();
+}
+
+/** Removes every version of a template but `keep`: the published version that `keep` replaces. */
+export async function deleteOtherVersions(tx: Tx, templateId: string, keep: string): Promise<void> {
+  await tx.deleteFrom('template_versions').where('template_id', '=', templateId).where('id', '!=', keep).execute();
+}
+
+/** Deletes a template with its versions; false when there is no such template. */
+export async function deleteTemplate(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('templates').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
