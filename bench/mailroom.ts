@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../test/harness.ts';
 
 export const BENCH_KEY = `re_${'b'.repeat(40)}`;
 
@@ -12,14 +12,6 @@ export interface Mailroom {
   /** The pid of the first (API) process, to read its memory. */
   pid: number;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function launch(args: string[], env: Record<string, string>): ChildProcess {

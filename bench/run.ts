@@ -3,11 +3,13 @@ import { benchApi } from './api.ts';
 import { benchBroadcasts } from './broadcasts.ts';
 import { benchContacts } from './contacts.ts';
 import { benchDelivery, type Figure } from './delivery.ts';
+import { benchDkim } from './dkim.ts';
 import { benchTemplates } from './templates.ts';
 
 const benches: Record<string, () => Promise<Figure[]>> = {
   api: benchApi,
   delivery: () => benchDelivery({ n: Number(process.env.BENCH_EMAILS ?? 10000), workers: Number(process.env.BENCH_WORKERS ?? 0) }),
+  dkim: () => benchDkim({ n: Number(process.env.BENCH_EMAILS ?? 5000), rounds: 2 }),
   templates: () => benchTemplates({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
   contacts: () => benchContacts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
   broadcasts: () => benchBroadcasts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),

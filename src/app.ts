@@ -15,6 +15,7 @@ import { contactPropertyRoutes } from './http/routes/contact-properties.ts';
 import { contactSegmentRoutes } from './http/routes/contact-segments.ts';
 import { contactTopicRoutes } from './http/routes/contact-topics.ts';
 import { contactRoutes } from './http/routes/contacts.ts';
+import { domainRoutes } from './http/routes/domains.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
 import { topicRoutes } from './http/routes/topics.ts';
@@ -96,6 +97,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   audienceContactRoutes(app, ctx);
   topicRoutes(app, ctx);
   contactPropertyRoutes(app, ctx);
+  domainRoutes(app, ctx);
   broadcastRoutes(app, ctx);
   unsubscribeRoutes(app, ctx);
 

@@ -1,7 +1,12 @@
 // The only reader of process.env. Parsed once at start, validated, frozen: a bad value stops start-up
 // with one line that names the variable.
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 
 export type Role = 'all' | 'api' | 'worker';
+
+/** capture: stored, not sent; relay: through SMTP_URL; direct: to each recipient domain's MX. */
+export type DeliveryMode = 'capture' | 'relay' | 'direct';
 
 export interface Config {
   readonly port: number;
@@ -10,6 +15,19 @@ export interface Config {
   readonly apiKey: string | undefined;
   readonly publicUrl: string;
   readonly smtpUrl: string | undefined;
+  readonly deliveryMode: DeliveryMode;
+  /** Refuse a `from` whose domain is not verified (default: on in direct mode only). */
+  readonly requireVerifiedDomain: boolean;
+  /** DNS servers (`ip` or `ip:port`) for domain verification and MX lookups; undefined: the system's. */
+  readonly dnsServers: string[] | undefined;
+  /** This mail server's public host name: EHLO in direct mode, and the MX/SPF target of domain records. */
+  readonly mailHostname: string;
+  readonly direct: {
+    /** The port of recipients' mail servers (25; another for tests). */
+    readonly port: number;
+    /** Connections open at once to one destination server. */
+    readonly maxConnections: number;
+  };
   readonly logLevel: string;
   readonly allowPrivateAttachmentUrls: boolean;
   /** Keys Mailroom's own encryption and signatures; see secret.ts for the default. */
@@ -90,6 +108,42 @@ function secret(env: Env): string | undefined {
   return raw;
 }
 
+const MODES: DeliveryMode[] = ['capture', 'relay', 'direct'];
+
+// The mode follows SMTP_URL unless named; a named mode that contradicts SMTP_URL is refused.
+function deliveryMode(env: Env, smtpUrl: string | undefined): DeliveryMode {
+  const raw = env.DELIVERY_MODE;
+  if (raw === undefined || raw === '') return smtpUrl ? 'relay' : 'capture';
+  const mode = MODES.find((m) => m === raw) ?? fail('DELIVERY_MODE', `expected capture, relay or direct, got "${raw}"`);
+  if (mode === 'relay' && !smtpUrl) fail('DELIVERY_MODE', 'relay mode needs SMTP_URL');
+  if (mode !== 'relay' && smtpUrl) fail('DELIVERY_MODE', `${mode} mode does not use SMTP_URL: unset SMTP_URL or choose relay`);
+  return mode;
+}
+
+/** `1.1.1.1`, `1.1.1.1:53`, `::1` or `[::1]:53`, comma-separated: what node:dns setServers takes. */
+function dnsServers(env: Env): string[] | undefined {
+  const raw = env.DNS_SERVERS;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  return raw.split(',').map((entry) => {
+    const server = entry.trim();
+    const match = server.match(/^\[([^\]]+)\]:(\d+)$/) ?? server.match(/^([^:]+):(\d+)$/) ?? [server, server, '53'];
+    const port = Number(match[2]);
+    if (!isIP(match[1]!) || !(port >= 1 && port <= 65535)) {
+      fail('DNS_SERVERS', `expected comma-separated IP addresses with optional ports (1.1.1.1:53, [::1]:53), got "${server}"`);
+    }
+    return server;
+  });
+}
+
+function mailHostname(env: Env): string {
+  const raw = env.MAILROOM_HOSTNAME;
+  if (raw === undefined || raw === '') return hostname();
+  if (!/^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(raw)) {
+    fail('MAILROOM_HOSTNAME', `expected a host name such as mail.example.com, got "${raw}"`);
+  }
+  return raw.toLowerCase();
+}
+
 function logLevel(env: Env): string {
   const raw = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(raw)) fail('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
@@ -100,19 +154,29 @@ function logLevel(env: Env): string {
 export function readConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const publicUrl = url(env, 'MAILROOM_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  const smtpUrl = url(env, 'SMTP_URL', ['smtp:', 'smtps:']);
+  const mode = deliveryMode(env, smtpUrl);
   return Object.freeze({
     port,
     host: env.HOST || '0.0.0.0',
     databaseUrl: databaseUrl(env),
     apiKey: apiKey(env),
     publicUrl: publicUrl.replace(/\/+$/, ''),
-    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    smtpUrl,
+    deliveryMode: mode,
+    requireVerifiedDomain: boolean(env, 'MAILROOM_REQUIRE_VERIFIED_DOMAIN', mode === 'direct'),
+    dnsServers: dnsServers(env),
+    mailHostname: mailHostname(env),
+    direct: Object.freeze({
+      port: integer(env, 'DIRECT_SMTP_PORT', 25, 1, 65535),
+      maxConnections: integer(env, 'DIRECT_MAX_CONNECTIONS', 5, 1, 100),
+    }),
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),
     secret: secret(env),
     worker: Object.freeze({
       concurrency: integer(env, 'WORKER_CONCURRENCY', 16, 1, 1000),
-      maxAttempts: integer(env, 'WORKER_MAX_ATTEMPTS', 20, 1, 100),
+      maxAttempts: integer(env, 'WORKER_MAX_ATTEMPTS', 21, 1, 100),
       pollMs: integer(env, 'WORKER_POLL_MS', 1000, 10, 60_000),
       lockTimeoutMs: integer(env, 'WORKER_LOCK_TIMEOUT_MS', 300_000, 1000, 86_400_000),
       shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

@@ -1,10 +1,13 @@
+import type { Resolver } from 'node:dns/promises';
 import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { resolveSecret } from './secret.ts';
 import { createIdempotencyState, type IdempotencyState } from './domain/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
+import { createDkimSigner, type DkimSigner } from './delivery/dkim.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
+import { createResolver } from './dns.ts';
 import { openDb, type Db } from './store/db.ts';
 import { migrate } from './store/migrations/index.ts';
 import { createWriter, type Writer } from './store/writer.ts';
@@ -22,6 +25,10 @@ export interface Context {
   readonly keyUsage: KeyUsage;
   readonly idempotency: IdempotencyState;
   readonly transport: Transport;
+  /** The one DNS resolver (DNS_SERVERS): domain verification and MX lookups. */
+  readonly dns: Resolver;
+  /** Signs outgoing mail with its domain's DKIM key, parsed once per domain. */
+  readonly dkim: DkimSigner;
   /** Jobs were committed in this process: an in-process worker should look now, not at its next poll. */
   readonly jobsAdded: JobSignal;
 }
@@ -50,6 +57,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
   const db = openDb(config.databaseUrl);
   await migrate(db);
   const writer = createWriter(db, config.databaseUrl);
+  const dns = createResolver(config);
   return {
     config,
     secret,
@@ -59,7 +67,9 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     log,
     keyUsage: createKeyUsage(writer, clock, log),
     idempotency: createIdempotencyState(db, clock, log),
-    transport: createTransport(config, db, clock),
+    transport: createTransport(config, db, clock, dns),
+    dns,
+    dkim: createDkimSigner(secret),
     jobsAdded: createJobSignal(),
   };
 }

@@ -34,7 +34,12 @@ async function main(): Promise<void> {
     const token = await seedApiKey(ctx);
     app = await buildApp(ctx);
     await app.listen({ port: config.port, host: config.host });
-    const mode = config.smtpUrl ? `relaying through ${new URL(config.smtpUrl).host}` : 'capture mode: mail is stored, not sent';
+    const modes = {
+      capture: 'capture mode: mail is stored, not sent',
+      relay: `relaying through ${config.smtpUrl ? new URL(config.smtpUrl).host : ''}`,
+      direct: `direct delivery to recipients' mail servers as ${config.mailHostname}`,
+    };
+    const mode = modes[config.deliveryMode];
     console.log(`Mailroom is listening on ${config.publicUrl} (${mode})`);
     if (token) console.log(`Created a full-access API key; it is shown only this once:\n\n  ${token}\n`);
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, readConfig } from '../src/config.ts';
 import { resolveSecret } from '../src/secret.ts';
@@ -46,10 +46,44 @@ describe('configuration', () => {
       MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS: 'maybe',
       WORKER_CONCURRENCY: '0',
       MAILROOM_SECRET: 'too-short',
+      DELIVERY_MODE: 'pigeon',
+      DNS_SERVERS: '1.1.1.1,dns.google',
+      MAILROOM_REQUIRE_VERIFIED_DOMAIN: 'maybe',
+      DIRECT_SMTP_PORT: '0',
+      DIRECT_MAX_CONNECTIONS: '0',
+      MAILROOM_HOSTNAME: 'mail server',
     };
     for (const [name, value] of Object.entries(bad)) {
       assert.throws(() => readConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name), name);
     }
+  });
+
+  it('DELIVERY_MODE follows SMTP_URL unless named, and refuses a contradiction', () => {
+    assert.equal(readConfig({}).deliveryMode, 'capture');
+    assert.equal(readConfig({ SMTP_URL: 'smtp://relay.example.com' }).deliveryMode, 'relay');
+    assert.equal(readConfig({ DELIVERY_MODE: 'direct' }).deliveryMode, 'direct');
+    assert.equal(readConfig({ DELIVERY_MODE: 'relay', SMTP_URL: 'smtp://relay.example.com' }).deliveryMode, 'relay');
+    for (const env of [{ DELIVERY_MODE: 'relay' }, { DELIVERY_MODE: 'direct', SMTP_URL: 'smtp://r.example.com' }, { DELIVERY_MODE: 'capture', SMTP_URL: 'smtp://r.example.com' }]) {
+      assert.throws(() => readConfig(env), (error: Error) => error instanceof ConfigError && /DELIVERY_MODE/.test(error.message), JSON.stringify(env));
+    }
+  });
+
+  it('requires verified domains by default in direct mode only; direct delivery, DNS and host name settings', () => {
+    assert.equal(readConfig({}).requireVerifiedDomain, false);
+    assert.equal(readConfig({ SMTP_URL: 'smtp://relay.example.com' }).requireVerifiedDomain, false);
+    assert.equal(readConfig({ DELIVERY_MODE: 'direct' }).requireVerifiedDomain, true);
+    assert.equal(readConfig({ DELIVERY_MODE: 'direct', MAILROOM_REQUIRE_VERIFIED_DOMAIN: 'false' }).requireVerifiedDomain, false);
+    assert.equal(readConfig({ MAILROOM_REQUIRE_VERIFIED_DOMAIN: 'true' }).requireVerifiedDomain, true);
+
+    const defaults = readConfig({});
+    assert.deepEqual(defaults.direct, { port: 25, maxConnections: 5 });
+    assert.equal(defaults.dnsServers, undefined);
+    assert.equal(defaults.mailHostname, hostname());
+    const set = readConfig({ DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,[::1]:53,::1', DIRECT_SMTP_PORT: '2525', DIRECT_MAX_CONNECTIONS: '3', MAILROOM_HOSTNAME: 'Mail.Example.com' });
+    assert.deepEqual(set.dnsServers, ['1.1.1.1', '127.0.0.1:5353', '[::1]:53', '::1']);
+    assert.deepEqual(set.direct, { port: 2525, maxConnections: 3 });
+    assert.equal(set.mailHostname, 'mail.example.com');
+    assert.throws(() => readConfig({ DNS_SERVERS: '1.1.1.1:99999' }), /DNS_SERVERS/);
   });
 
   it('stops start-up with one clear line', () => {

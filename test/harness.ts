@@ -2,6 +2,7 @@
 // with a clock the test moves, and optionally the worker and a real SMTP server that records what it gets.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -167,4 +168,13 @@ export function configEnv(ctx: Context): Record<string, string> {
     WORKER_MAX_ATTEMPTS: String(config.worker.maxAttempts),
     ...(config.smtpUrl ? { SMTP_URL: config.smtpUrl } : {}),
   };
+}
+
+/** A TCP port free on 127.0.0.1 right now, for a process the test starts. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

@@ -36,7 +36,11 @@ export interface TestSmtpServer {
 
 const refuse = (refusal: Refusal) => Object.assign(new Error(refusal.message), { responseCode: refusal.code });
 
-export async function startSmtpServer(options: Partial<SMTPServerOptions> = {}): Promise<TestSmtpServer> {
+/** `listen` picks the address (several servers may share a port on 127.0.0.x, as MX hosts do). */
+export async function startSmtpServer(
+  options: Partial<SMTPServerOptions> = {},
+  listen: { host?: string; port?: number } = {},
+): Promise<TestSmtpServer> {
   const sink: TestSmtpServer = {
     port: 0,
     url: '',
@@ -80,9 +84,10 @@ export async function startSmtpServer(options: Partial<SMTPServerOptions> = {}):
   server.on('error', (error: Error & { code?: string }) => {
     if (error.code !== 'ECONNRESET') throw error;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = listen.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(listen.port ?? 0, host, resolve));
   sink.port = (server.server.address() as AddressInfo).port;
-  sink.url = `smtp://127.0.0.1:${sink.port}`;
+  sink.url = `smtp://${host}:${sink.port}`;
   sink.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   return sink;
 }

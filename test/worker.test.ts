@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { configEnv, dialects, eventually, startApp, startWorker, type TestApp } from './harness.ts';
+import { configEnv, dialects, eventually, freePort, startApp, startWorker, type TestApp } from './harness.ts';
 import { startSmtpServer, type TestSmtpServer } from './smtp-server.ts';
 
 const email = (i: number) => ({ from: 'a@example.com', to: `user${i}@example.com`, subject: `#${i}`, text: 'hello' });
@@ -20,14 +19,6 @@ function messageIdCounts(smtp: TestSmtpServer): Map<string, number> {
   const counts = new Map<string, number>();
   for (const m of smtp.messages) counts.set(m.parsed.messageId!, (counts.get(m.parsed.messageId!) ?? 0) + 1);
   return counts;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function spawnMailroom(args: string[], env: Record<string, string>) {

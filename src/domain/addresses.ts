@@ -12,7 +12,8 @@ export interface Mailbox {
 const LOCAL_PART = /^(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*|"(?:[^"\\\r\n]|\\[^\r\n])*")$/;
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
-function asciiDomain(domain: string): string | undefined {
+/** A domain name in lower-case ASCII (punycode), or undefined when it is not one. */
+export function asciiDomain(domain: string): string | undefined {
   const ascii = domainToASCII(domain.toLowerCase());
   if (!ascii || ascii.length > 253) return undefined;
   const labels = ascii.split('.');

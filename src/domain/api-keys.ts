@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { AppError, missingField, notFound } from '../http/errors.ts';
+import { AppError, invalidField, missingField, notFound } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import * as store from '../store/api-keys.ts';
+import { findDomain } from '../store/domains.ts';
 import type { PageRequest } from '../store/paginate.ts';
 
 export type Permission = 'full_access' | 'sending_access';
@@ -53,8 +54,11 @@ export async function createApiKey(
   if (permission !== 'full_access' && permission !== 'sending_access') {
     throw new AppError('invalid_access', 'Access must be "full_access" | "sending_access"');
   }
+  // As in Resend, a domain restricts only a sending key.
+  const domainId = permission === 'sending_access' ? (input.domain_id ?? null) : null;
+  if (domainId !== null && !(await findDomain(ctx.db, domainId))) throw invalidField('domain_id', 'no domain has this id.');
   const token = newToken();
-  const id = await storeKey(ctx, token, name, permission, input.domain_id ?? null);
+  const id = await storeKey(ctx, token, name, permission, domainId);
   return { id, token };
 }
 

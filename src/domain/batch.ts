@@ -3,6 +3,7 @@ import { AppError } from '../http/errors.ts';
 import type { SendEmailInput } from '../http/schemas.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { storeEmails } from './emails.ts';
+import type { SenderKey } from './sender-domain.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 
 export const MAX_BATCH = 100;
@@ -21,7 +22,7 @@ function atIndex(error: AppError, index: number): AppError {
   return new AppError(error.code, `Email at index ${index}: ${error.message}`);
 }
 
-async function prepareEntry(ctx: Context, entry: BatchEntry, index: number): Promise<PreparedEmail> {
+async function prepareEntry(ctx: Context, entry: BatchEntry, index: number, key: SenderKey): Promise<PreparedEmail> {
   if ('error' in entry) throw atIndex(entry.error, index);
   const input = entry.value;
   if (input.attachments !== undefined) {
@@ -31,7 +32,7 @@ async function prepareEntry(ctx: Context, entry: BatchEntry, index: number): Pro
     throw atIndex(new AppError('validation_error', 'Scheduling is not supported in batch emails.'), index);
   }
   try {
-    return await prepareEmail(ctx, input);
+    return await prepareEmail(ctx, input, key);
   } catch (error) {
     throw error instanceof AppError ? atIndex(error, index) : error;
   }
@@ -47,6 +48,7 @@ export async function sendBatch(
   ctx: Context,
   entries: BatchEntry[],
   validation: BatchValidation,
+  key: SenderKey,
   idempotent?: IdempotentRequest,
 ): Promise<BatchResult> {
   return runIdempotent(ctx, idempotent, async (record) => {
@@ -54,7 +56,7 @@ export async function sendBatch(
     const errors: { index: number; message: string }[] = [];
     for (const [index, entry] of entries.entries()) {
       try {
-        prepared.push(await prepareEntry(ctx, entry, index));
+        prepared.push(await prepareEntry(ctx, entry, index, key));
       } catch (error) {
         if (validation === 'strict' || !(error instanceof AppError)) throw error;
         errors.push({ index, message: error.message });

@@ -4,6 +4,7 @@ import type { BroadcastRow } from '../store/broadcasts.ts';
 import { findSegment } from '../store/segments.ts';
 import { findTopic } from '../store/topics.ts';
 import { formatMailbox, parseMailbox } from './addresses.ts';
+import { checkSenderDomain } from './sender-domain.ts';
 import { checkReplyTo } from './template-input.ts';
 
 /** The fields of POST /broadcasts and PATCH /broadcasts/:id; null clears an optional one on update. */
@@ -45,6 +46,16 @@ export async function checkTopic(ctx: Context, id: string | null): Promise<strin
   const topic = await findTopic(ctx.db, id.toLowerCase());
   if (!topic) throw invalidField('topic_id', `there is no topic with id "${id}".`);
   return topic.id;
+}
+
+/**
+ * What sending needs besides the content, checked when a broadcast is sent (not while it is a draft):
+ * its segment and topic still exist, and its `from` may send (the domain rules of POST /emails).
+ */
+export async function checkSendable(ctx: Context, row: Pick<BroadcastRow, 'segment_id' | 'topic_id' | 'from'>): Promise<void> {
+  await checkSegment(ctx, row.segment_id, 'segment_id');
+  await checkTopic(ctx, row.topic_id);
+  await checkSenderDomain(ctx, parseMailbox(row.from, 'from').address, null);
 }
 
 /** The fields the input gives, checked; those it leaves out are not in the answer. */

@@ -7,7 +7,7 @@ import type { Tx } from '../store/db.ts';
 import { addJobs, deleteJob } from '../store/jobs.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import type { BroadcastStatus } from '../store/schema.ts';
-import { checkContent, checkNewContent, checkSegment, checkTopic, type BroadcastInput, type CreateBroadcastInput } from './broadcast-input.ts';
+import { checkContent, checkNewContent, checkSendable, type BroadcastInput, type CreateBroadcastInput } from './broadcast-input.ts';
 import { newJob } from './jobs.ts';
 import { parseScheduledAt } from './schedule.ts';
 
@@ -49,6 +49,7 @@ export async function createBroadcast(ctx: Context, input: CreateBroadcastInput)
     throw invalidField('scheduled_at', 'can only be used together with `send: true`.');
   }
   const content = await checkNewContent(ctx, input);
+  if (input.send) await checkSendable(ctx, content);
   const due = input.send ? sendTime(ctx, input.scheduled_at) : undefined;
   const row: store.BroadcastRow = {
     id: newId(),
@@ -111,9 +112,7 @@ export async function deleteBroadcast(ctx: Context, id: string): Promise<{ id: s
 /** POST /broadcasts/:id/send: a draft becomes due now, or at `scheduled_at`. */
 export async function sendBroadcast(ctx: Context, id: string, scheduledAt: string | undefined): Promise<{ id: string }> {
   const current = await findOrThrow(ctx, id);
-  // The segment and topic were checked when set; either may have been deleted since.
-  await checkSegment(ctx, current.segment_id, 'segment_id');
-  await checkTopic(ctx, current.topic_id);
+  await checkSendable(ctx, current);
   const due = sendTime(ctx, scheduledAt);
   const sent = await ctx.writer.transaction(async (tx) => {
     const changes = { status: due.status, scheduled_at: due.scheduled_at };

@@ -9,6 +9,7 @@ import { formatMailbox, parseMailbox, toList, type Mailbox } from './addresses.t
 import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
 import { checkTopic } from './topic-rules.ts';
+import { checkSenderDomain, type SenderKey } from './sender-domain.ts';
 
 export const MAX_RECIPIENTS_PER_FIELD = 50;
 
@@ -61,7 +62,7 @@ const listJson = (mailboxes: Mailbox[]) => JSON.stringify(mailboxes.map(formatMa
  * applied first, so that it can give from, subject, reply_to and the bodies. Remote attachments are
  * fetched here, so an accepted email never depends on a URL staying up.
  */
-export async function prepareEmail(ctx: Context, payload: SendEmailInput): Promise<PreparedEmail> {
+export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: SenderKey): Promise<PreparedEmail> {
   const { input, templateId } =
     payload.template === undefined ? { input: payload, templateId: null } : await applyTemplate(ctx, payload, payload.template);
   if (input.from === undefined) throw missingField('from');
@@ -69,6 +70,7 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput): Promi
   if (input.html === undefined && input.text === undefined) throw missingField('html` or `text');
 
   const from = parseMailbox(input.from, 'from');
+  await checkSenderDomain(ctx, from.address, key);
   const to = addressList(input.to, 'to');
   if (to.length === 0) throw missingField('to');
   const cc = addressList(input.cc, 'cc');

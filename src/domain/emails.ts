@@ -13,6 +13,7 @@ import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 import { newJob } from './jobs.ts';
 import { parseScheduledAt } from './schedule.ts';
+import type { SenderKey } from './sender-domain.ts';
 
 export const SEND_EMAIL_TASK = 'send-email';
 
@@ -42,9 +43,9 @@ export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idemp
 }
 
 /** POST /emails: validate, store durably (once per Idempotency-Key), answer with the id. */
-export async function sendEmail(ctx: Context, input: SendEmailInput, idempotent?: IdempotentRequest): Promise<{ id: string }> {
+export async function sendEmail(ctx: Context, input: SendEmailInput, key: SenderKey, idempotent?: IdempotentRequest): Promise<{ id: string }> {
   return runIdempotent(ctx, idempotent, async (record) => {
-    const prepared = await prepareEmail(ctx, input);
+    const prepared = await prepareEmail(ctx, input, key);
     const response = { id: prepared.email.id };
     await storeEmails(ctx, [prepared], record?.(response));
     return response;

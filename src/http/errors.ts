@@ -10,6 +10,7 @@ const ERRORS = {
   invalid_parameter: { status: 422 },
   invalid_attachment: { status: 422 },
   invalid_access: { status: 422 },
+  invalid_region: { status: 422 },
   not_found: { status: 404 },
   method_not_allowed: { status: 405 },
   invalid_idempotency_key: { status: 400 },

@@ -67,6 +67,15 @@ export async function moveJob(tx: Db | Tx, key: string, runAt: number): Promise<
   return result.numUpdatedRows > 0n;
 }
 
+/**
+ * Adds `job`, replacing a waiting job with the same key; a job with that key that a worker holds
+ * right now is left alone (it is doing the work already).
+ */
+export async function replaceJob(tx: Tx, job: JobRow): Promise<void> {
+  await tx.deleteFrom('jobs').where('key', '=', job.key).where('locked_at', 'is', null).execute();
+  await tx.insertInto('jobs').values(job).onConflict((oc) => oc.column('key').doNothing()).execute();
+}
+
 /** Deletes a job that no worker holds yet; false when it is running or gone. */
 export async function cancelJob(tx: Db | Tx, key: string): Promise<boolean> {
   const result = await tx.deleteFrom('jobs').where('key', '=', key).where('locked_at', 'is', null).executeTakeFirst();

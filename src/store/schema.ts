@@ -199,6 +199,31 @@ export interface ContactImportChunkTable {
   content: Buffer;
 }
 
+export interface DomainTable {
+  id: string;
+  name: string;
+  /** not_started, pending, partially_verified, verified, temporary_failure or failed. */
+  status: string;
+  /** JSON: the status of each DNS record, by record key (see domain/domain-records.ts). */
+  record_statuses: string;
+  /** When the current verification window (72 hours) began; null when none runs. */
+  verify_started_at: number | null;
+  region: string;
+  custom_return_path: string;
+  open_tracking: number;
+  click_tracking: number;
+  tracking_subdomain: string | null;
+  tls: string;
+  sending: string;
+  receiving: string;
+  dkim_selector: string;
+  /** The DKIM public key, base64 DER (SubjectPublicKeyInfo): the `p=` of the DNS record. */
+  dkim_public_key: string;
+  /** The DKIM private key, PKCS#8 PEM sealed with MAILROOM_SECRET (encryption.ts); never returned. */
+  dkim_private_key: string;
+  created_at: string;
+}
+
 export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sending' | 'sent' | 'canceled';
 
 export interface BroadcastTable {
@@ -251,6 +276,7 @@ export interface Database {
   contact_property_values: ContactPropertyValueTable;
   contact_imports: ContactImportTable;
   contact_import_chunks: ContactImportChunkTable;
+  domains: DomainTable;
   broadcasts: BroadcastTable;
   broadcast_recipients: BroadcastRecipientTable;
 }

@@ -2,10 +2,11 @@ import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
 import { composeMessage } from '../delivery/compose.ts';
 import { simulatedOutcome } from '../delivery/test-addresses.ts';
-import { DeliveryError, type SendResult } from '../delivery/transports.ts';
+import { DeliveryError, type SendResult } from '../delivery/smtp-send.ts';
 import { parseMailbox } from '../domain/addresses.ts';
 import { findEmailWithBody } from '../domain/emails.ts';
 import { newId } from '../ids.ts';
+import { findDomainByName } from '../store/domains.ts';
 import * as emails from '../store/emails.ts';
 import { completeJob, retryJob, type JobRow } from '../store/jobs.ts';
 import { backoffMs } from './runner.ts';
@@ -37,9 +38,10 @@ function outcomesOf(result: SendResult): { done: Outcome[]; deferred: Outcome[] 
 }
 
 /**
- * Delivers one email to its pending recipients: compose once, simulate Resend's test addresses, hand
- * the rest to the transport, then record every outcome, the email's last_event and the job's end (or
- * its retry) in one transaction. A crash before that commit repeats this one SMTP transaction, with
+ * Delivers one email to its pending recipients: compose once, sign once with the DKIM key of the
+ * sender's domain when that is a Mailroom domain, simulate Resend's test addresses, hand the rest to
+ * the transport, then record every outcome, the email's last_event and the job's end (or its retry)
+ * in one transaction. A crash before that commit repeats this one SMTP transaction, with
  * the same Message-ID; it never loses it.
  */
 export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
@@ -48,7 +50,10 @@ export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
   const pending = email ? (await emails.findRecipients(ctx.db, emailId)).filter((r) => PENDING.has(r.status)) : [];
   if (!email || pending.length === 0) return completeJob(ctx.db, job.id);
 
-  const raw = await composeMessage(email, await emails.findAttachments(ctx.db, emailId), new Date(ctx.clock.now()));
+  const from = parseMailbox(email.from, 'from').address;
+  const domain = await findDomainByName(ctx.db, from.slice(from.lastIndexOf('@') + 1));
+  const composed = await composeMessage(email, await emails.findAttachments(ctx.db, emailId), new Date(ctx.clock.now()));
+  const raw = domain ? await ctx.dkim.sign(composed, domain) : composed;
   const done: Outcome[] = [];
   let deferred: Outcome[] = [];
   const real: string[] = [];
@@ -59,7 +64,7 @@ export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
   }
   if (real.length > 0 || ctx.transport.kind === 'capture') {
     try {
-      const result = await ctx.transport.send({ emailId, from: parseMailbox(email.from, 'from').address, to: real, raw });
+      const result = await ctx.transport.send({ emailId, from, to: real, raw, domain });
       const sorted = outcomesOf(result);
       done.push(...sorted.done);
       deferred = sorted.deferred;

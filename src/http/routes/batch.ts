@@ -59,7 +59,7 @@ export function batchRoutes(app: App, ctx: Context): void {
       const validation = batchValidation(request.headers['x-batch-validation']);
       // The mode is part of the request: the same emails sent strict and permissive are two requests.
       const idempotent = idempotentRequest('/emails/batch', request.headers['idempotency-key'], { validation, body: request.body });
-      return sendBatch(ctx, readEntries(request.body), validation, idempotent);
+      return sendBatch(ctx, readEntries(request.body), validation, request.apiKey, idempotent);
     },
   );
 }

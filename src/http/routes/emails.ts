@@ -26,7 +26,12 @@ export function emailRoutes(app: App, ctx: Context): void {
       schema: { summary: 'Send an email', headers: IdempotencyHeaders, body: SendEmailBody, response: { 200: IdResponse } },
     },
     async (request) =>
-      emails.sendEmail(ctx, request.body, idempotentRequest('/emails', request.headers['idempotency-key'], request.body)),
+      emails.sendEmail(
+        ctx,
+        request.body,
+        request.apiKey,
+        idempotentRequest('/emails', request.headers['idempotency-key'], request.body),
+      ),
   );
 
   app.get(

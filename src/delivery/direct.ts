@@ -1,0 +1,143 @@
+import type { Resolver } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import nodemailer from 'nodemailer';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { isAbsent } from '../dns.ts';
+import { DeliveryError, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
+import type { OutgoingMessage, Transport } from './transports.ts';
+
+// Direct delivery: Mailroom is the sending MTA. Recipients are grouped by domain, each domain's mail
+// servers are found in DNS, and each group goes over one SMTP transaction to the first server that
+// answers. Connections to one server are pooled and capped.
+
+/** A pool unused this long is dropped, so destinations seen once hold no memory (its idle sockets close sooner). */
+const IDLE_POOL_MS = 5 * 60_000;
+
+type Hosts = { hosts: string[] } | { refused: { code: number; response: string } };
+
+/** MX hosts by preference; the domain itself without MX (RFC 5321 5.1); a null MX (RFC 7505) refuses mail. */
+async function mailHosts(resolver: Resolver, domain: string): Promise<Hosts> {
+  try {
+    const mx = (await resolver.resolveMx(domain)).sort((a, b) => a.priority - b.priority);
+    if (mx.length === 1 && (mx[0]!.exchange === '' || mx[0]!.exchange === '.')) {
+      return { refused: { code: 556, response: `556 5.1.10 ${domain} accepts no mail (null MX)` } };
+    }
+    return { hosts: mx.map((record) => record.exchange) };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENODATA') return { hosts: [domain] };
+    if (code === 'ENOTFOUND') return { refused: { code: 550, response: `550 5.1.2 The domain ${domain} does not exist` } };
+    throw new DeliveryError(`DNS lookup of the MX of ${domain} failed (${code})`, undefined);
+  }
+}
+
+async function addressesOf(resolver: Resolver, host: string): Promise<string[]> {
+  if (isIP(host)) return [host];
+  const lookup = (query: Promise<string[]>) => query.catch((error) => (isAbsent(error) ? [] : Promise.reject(error)));
+  const [v4, v6] = await Promise.allSettled([lookup(resolver.resolve4(host)), lookup(resolver.resolve6(host))]);
+  return [v4, v6].flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
+}
+
+const rejectAll = (to: string[], code: number | undefined, response: string): SendResult => ({
+  accepted: [],
+  rejected: to.map((address) => ({ address, code, response })),
+  response,
+});
+
+function byDomain(addresses: string[]): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const address of addresses) {
+    const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+    groups.set(domain, [...(groups.get(domain) ?? []), address]);
+  }
+  return groups;
+}
+
+/** Sends to recipients' own mail servers on DIRECT_SMTP_PORT, at most DIRECT_MAX_CONNECTIONS per server. */
+export function directTransport(config: Config, resolver: Resolver, clock: Clock): Transport {
+  const pools = new Map<string, { transport: SmtpSender & { close(): void }; usedAt: number }>();
+  let sweptAt = clock.now();
+
+  // One pool per server address (and TLS policy), whichever domains' MX records name it, so the cap
+  // holds per destination server. STARTTLS whenever offered; `enforced` refuses to go on without it.
+  // Certificates are not checked: many MX certificates would fail, and SMTP between servers offers
+  // encryption without authentication (the server name is still sent, for servers with several).
+  function poolFor(address: string, host: string, enforced: boolean): SmtpSender {
+    const key = `${address}|${enforced}`;
+    const now = clock.now();
+    if (now - sweptAt > IDLE_POOL_MS) {
+      sweptAt = now;
+      for (const [other, pool] of pools) {
+        if (now - pool.usedAt > IDLE_POOL_MS) {
+          pool.transport.close();
+          pools.delete(other);
+        }
+      }
+    }
+    let pool = pools.get(key);
+    if (!pool) {
+      const transport = nodemailer.createTransport({
+        pool: true,
+        host: address,
+        port: config.direct.port,
+        name: config.mailHostname,
+        maxConnections: config.direct.maxConnections,
+        maxMessages: Infinity,
+        requireTLS: enforced,
+        opportunisticTLS: !enforced,
+        tls: { rejectUnauthorized: false, ...(isIP(host) ? {} : { servername: host }) },
+        ...SMTP_TIMEOUTS,
+      });
+      pool = { transport, usedAt: now };
+      pools.set(key, pool);
+    }
+    pool.usedAt = now;
+    return pool.transport;
+  }
+
+  /** One destination domain: its servers in order until one takes the transaction; 5xx ends it. */
+  async function sendToDomain(domain: string, to: string[], message: OutgoingMessage, from: string): Promise<SendResult> {
+    let last: DeliveryError | undefined;
+    try {
+      const found = await mailHosts(resolver, domain);
+      if ('refused' in found) return rejectAll(to, found.refused.code, found.refused.response);
+      for (const host of found.hosts) {
+        for (const address of await addressesOf(resolver, host)) {
+          try {
+            return await sendVia(poolFor(address, host, message.domain?.tls === 'enforced'), { from, to }, message.raw);
+          } catch (error) {
+            if (!(error instanceof DeliveryError)) throw error;
+            if (error.permanent) return rejectAll(to, error.code, error.response);
+            last = error;
+          }
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof DeliveryError)) throw error;
+      last = error;
+    }
+    return rejectAll(to, last?.code, last?.response ?? `No mail server of ${domain} could be reached`);
+  }
+
+  return {
+    kind: 'direct',
+    async send(message) {
+      // Bounces go to the return-path subdomain of the sender's Mailroom domain, whose SPF record
+      // names this server; any other sender keeps its own address.
+      const { domain } = message;
+      const from = domain ? `${message.emailId}@${domain.custom_return_path}.${domain.name}` : message.from;
+      const groups = [...byDomain(message.to)];
+      const results = await Promise.all(groups.map(([name, to]) => sendToDomain(name, to, message, from)));
+      return {
+        accepted: results.flatMap((r) => r.accepted),
+        rejected: results.flatMap((r) => r.rejected),
+        response: [...new Set(results.map((r) => r.response).filter(Boolean))].join(' | '),
+      };
+    },
+    close() {
+      for (const pool of pools.values()) pool.transport.close();
+      pools.clear();
+    },
+  };
+}

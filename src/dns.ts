@@ -1,0 +1,28 @@
+import { Resolver } from 'node:dns/promises';
+import type { Config } from './config.ts';
+
+// One resolver, built at start and shared by domain verification and MX lookups, so DNS_SERVERS
+// applies to both (tests point it at a DNS server they start).
+
+/** A node:dns resolver on DNS_SERVERS, or on the system's servers when unset. */
+export function createResolver(config: Config): Resolver {
+  const resolver = new Resolver({ timeout: 5000, tries: 2 });
+  if (config.dnsServers) resolver.setServers(config.dnsServers);
+  return resolver;
+}
+
+/** The name does not exist, or has no record of the asked type: an answer, not a failure to get one. */
+export function isAbsent(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOTFOUND' || code === 'ENODATA';
+}
+
+/** The TXT records at `name`, each with its strings joined (long values come split in 255-byte pieces). */
+export async function lookupTxt(resolver: Resolver, name: string): Promise<string[]> {
+  try {
+    return (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''));
+  } catch (error) {
+    if (isAbsent(error)) return [];
+    throw error;
+  }
+}

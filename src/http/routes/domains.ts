@@ -1,0 +1,120 @@
+import { Type } from 'typebox';
+import type { App } from '../../app.ts';
+import type { Context } from '../../context.ts';
+import * as domains from '../../domain/domains.ts';
+import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { deleted, IdParams, listOfSchema, objectId } from '../schemas.ts';
+
+const Capabilities = Type.Object({
+  sending: Type.Optional(Type.String({ description: '"enabled" (the only choice: Mailroom sends)' })),
+  receiving: Type.Optional(Type.String({ description: '"disabled" (Mailroom does not receive)' })),
+});
+
+const Settings = {
+  open_tracking: Type.Optional(Type.Boolean()),
+  click_tracking: Type.Optional(Type.Boolean()),
+  tls: Type.Optional(Type.String({ description: '"opportunistic" (default) or "enforced": STARTTLS required in direct delivery' })),
+  capabilities: Type.Optional(Capabilities),
+  tracking_subdomain: Type.Optional(Type.String()),
+};
+
+const DomainRecord = Type.Object({
+  record: Type.String({ description: 'SPF, DKIM or DMARC' }),
+  name: Type.String({ description: 'Relative to the domain' }),
+  type: Type.String(),
+  ttl: Type.String(),
+  status: Type.String(),
+  value: Type.String(),
+  priority: Type.Optional(Type.Integer()),
+});
+
+const DomainListItem = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: Type.String(),
+  created_at: Type.String(),
+  region: Type.String(),
+  open_tracking: Type.Boolean(),
+  click_tracking: Type.Boolean(),
+  capabilities: Type.Object({ sending: Type.String(), receiving: Type.String() }),
+});
+
+const DomainBody = Type.Object({
+  ...DomainListItem.properties,
+  tracking_subdomain: Type.Optional(Type.String()),
+  custom_return_path: Type.String(),
+  tls: Type.String(),
+  records: Type.Array(DomainRecord),
+});
+
+export function domainRoutes(app: App, ctx: Context): void {
+  app.post(
+    '/domains',
+    {
+      schema: {
+        summary: 'Add a domain: its DNS records, with a new DKIM key',
+        body: Type.Object({
+          name: Type.String(),
+          region: Type.Optional(Type.String({ description: 'us-east-1 (default), eu-west-1, sa-east-1 or ap-northeast-1; recorded only' })),
+          custom_return_path: Type.Optional(Type.String({ description: 'Subdomain of the envelope sender (default "send")' })),
+          ...Settings,
+        }),
+        response: { 201: DomainBody },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await domains.createDomain(ctx, request.body)),
+  );
+
+  app.get(
+    '/domains',
+    { schema: { summary: 'List domains', querystring: PageQuery, response: { 200: listOfSchema(DomainListItem) } } },
+    async (request) => listOf(await domains.listDomains(ctx, parsePage(request.query, { everything: true }))),
+  );
+
+  app.get(
+    '/domains/:id',
+    {
+      schema: {
+        summary: 'Retrieve a domain with its DNS records and their status',
+        params: IdParams,
+        response: { 200: Type.Object({ object: Type.Literal('domain'), ...DomainBody.properties }) },
+      },
+    },
+    async (request) => domains.getDomain(ctx, request.params.id),
+  );
+
+  app.patch(
+    '/domains/:id',
+    {
+      schema: { summary: 'Update a domain', params: IdParams, body: Type.Object(Settings), response: { 200: objectId('domain') } },
+    },
+    async (request) => {
+      await domains.updateDomain(ctx, request.params.id, request.body);
+      return { object: 'domain' as const, id: request.params.id };
+    },
+  );
+
+  app.delete(
+    '/domains/:id',
+    { schema: { summary: 'Delete a domain and its DKIM key', params: IdParams, response: { 200: deleted('domain') } } },
+    async (request) => {
+      await domains.deleteDomain(ctx, request.params.id);
+      return { object: 'domain' as const, id: request.params.id, deleted: true };
+    },
+  );
+
+  app.post(
+    '/domains/:id/verify',
+    {
+      schema: {
+        summary: 'Look the DNS records up now (asynchronously), then again with backoff for 72 hours',
+        params: IdParams,
+        response: { 200: objectId('domain') },
+      },
+    },
+    async (request) => {
+      await domains.verifyDomain(ctx, request.params.id);
+      return { object: 'domain' as const, id: request.params.id };
+    },
+  );
+}

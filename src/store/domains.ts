@@ -1,0 +1,47 @@
+import type { Db, Tx } from './db.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+import type { DomainTable } from './schema.ts';
+
+export type DomainRow = DomainTable;
+
+/** The columns a domain's verification changes. */
+export type Verification = Pick<DomainRow, 'status' | 'record_statuses' | 'verify_started_at'>;
+
+/** The settings PATCH /domains/:id may change. */
+export type DomainSettings = Partial<Pick<DomainRow, 'open_tracking' | 'click_tracking' | 'tracking_subdomain' | 'tls' | 'sending' | 'receiving'>>;
+
+/** Inserts a domain; false when one with that name exists already. */
+export async function insertDomain(db: Db, row: DomainRow): Promise<boolean> {
+  const result = await db.insertInto('domains').values(row).onConflict((oc) => oc.column('name').doNothing()).executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+export async function findDomain(db: Db | Tx, id: string): Promise<DomainRow | undefined> {
+  return db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The domain registered under `name` (lower-case ASCII), if any. */
+export async function findDomainByName(db: Db, name: string): Promise<DomainRow | undefined> {
+  return db.selectFrom('domains').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+export async function listDomains(db: Db, page: PageRequest) {
+  const columns = ['id', 'name', 'status', 'created_at', 'region', 'open_tracking', 'click_tracking', 'sending', 'receiving'] as const;
+  return selectPage(db.selectFrom('domains').select(columns), 'id', page);
+}
+
+/** Changes a domain's settings; false when there is no such domain. */
+export async function updateDomain(db: Db, id: string, settings: DomainSettings): Promise<boolean> {
+  if (Object.keys(settings).length === 0) return (await findDomain(db, id)) !== undefined;
+  const result = await db.updateTable('domains').set(settings).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function setVerification(tx: Db | Tx, id: string, verification: Verification): Promise<void> {
+  await tx.updateTable('domains').set(verification).where('id', '=', id).execute();
+}
+
+export async function deleteDomain(tx: Tx, id: string): Promise<boolean> {
+  const result = await tx.deleteFrom('domains').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

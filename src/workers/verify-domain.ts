@@ -1,0 +1,30 @@
+import type { Context } from '../context.ts';
+import { domainRecords } from '../domain/domain-records.ts';
+import { assessVerification, findPublishedRecords, RECHECK_VERIFIED_MS, verifyJob } from '../domain/domain-verification.ts';
+import { findDomain, setVerification } from '../store/domains.ts';
+import { addJobs, completeJob, retryJob, type JobRow } from '../store/jobs.ts';
+import { backoffMs } from './runner.ts';
+
+/**
+ * Looks a domain's records up in DNS and records its new status with the next check, in one
+ * transaction: again with the runner's backoff while records are missing (the 72-hour window ends
+ * it), daily once verified, never after it failed.
+ */
+export async function verifyDomainTask(ctx: Context, job: JobRow): Promise<void> {
+  const { domain_id: domainId } = JSON.parse(job.payload) as { domain_id: string };
+  const domain = await findDomain(ctx.db, domainId);
+  if (!domain) return completeJob(ctx.db, job.id);
+
+  const records = domainRecords(domain, ctx.config.mailHostname);
+  const found = await findPublishedRecords(ctx.dns, records);
+  const now = ctx.clock.now();
+  const { verification, next } = assessVerification(domain, records, found, now);
+  await ctx.writer.transaction(async (tx) => {
+    await setVerification(tx, domainId, verification);
+    if (next === 'backoff') return retryJob(tx, job.id, now + backoffMs(job.attempts), `records not found: ${verification.record_statuses}`);
+    await completeJob(tx, job.id);
+    // A fresh job restarts the count of checks, and so the backoff.
+    if (next === 'daily') await addJobs(tx, [verifyJob(domainId, now + RECHECK_VERIFIED_MS, now)]);
+    if (next === 'restart') await addJobs(tx, [verifyJob(domainId, now + backoffMs(0), now)]);
+  });
+}
