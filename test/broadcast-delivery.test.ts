@@ -50,7 +50,7 @@ for (const dialect of dialects) {
       const html =
         '<html><body><p>Hello {{{contact.first_name|there}}} {{{LAST_NAME}}}</p>' +
         '<p>{{{contact.company}}} / {{{contact.company|Inline}}} / {{{contact.plan|free}}} / {{{contact.seats}}} / [{{{contact.plan}}}]</p>' +
-        '<p>{{{EMAIL}}} {{{contact.email}}} {{{FIRST_NAME|friend}}}</p></body></html>';
+        '<p>{{{EMAIL}}} {{{contact.email}}} {{{FIRST_NAME|friend}}} {{{NO_SUCH|?}}}{{{contact.nope}}}</p></body></html>';
       const received = await broadcast(t, smtp, {
         segmentId: everyone,
         subject: 'News for {{{FIRST_NAME|you}}} at {{{contact.company}}}',
@@ -63,7 +63,7 @@ for (const dialect of dialects) {
       assert.equal(ann.subject, 'News for Ann at Tea & <Co>', 'values go into the subject as they are');
       assert.match(ann.html as string, /<p>Hello Ann Lee<\/p>/);
       assert.match(ann.html as string, /<p>Tea &amp; &lt;Co&gt; \/ Tea &amp; &lt;Co&gt; \/ free \/ 5 \/ \[\]<\/p>/, 'escaped in html');
-      assert.match(ann.html as string, /<p>ann@example.com ann@example.com Ann<\/p>/);
+      assert.match(ann.html as string, /<p>ann@example.com ann@example.com Ann \?<\/p>/, 'an unknown placeholder renders its fallback, or nothing');
       assert.match(ann.html as string, /<body><div style="display:none;[^"]*">This month &amp; more<\/div><p>Hello/, 'the preview text, hidden, first in the body');
       assert.match(ann.text!, /Hello Ann Lee/, 'the text part is generated from the personalised html');
       assert.match(ann.text!, /Tea & <Co> \/ Tea & <Co> \/ free \/ 5/);
@@ -82,6 +82,14 @@ for (const dialect of dialects) {
       assert.equal(shown.subject, ann.subject);
       assert.deepEqual(shown.to, ['ann@example.com']);
       assert.equal(shown.from, from);
+
+      const [bobEmail] = await t.ctx.db.selectFrom('emails').select(['id', 'broadcast_id']).where('to', '=', '["bob@example.com"]').execute();
+      const company = (await t.resend.contactProperties.list()).data!.data.find((p) => p.key === 'company')!;
+      await t.resend.contactProperties.update({ id: company.id, fallbackValue: 'changed since' });
+      assert.equal((await t.resend.emails.get(bobEmail!.id)).data!.html, bob.html, 'the property fallbacks of when the fan-out started');
+      const stored = await t.ctx.db.selectFrom('broadcasts').select('property_fallbacks').where('id', '=', bobEmail!.broadcast_id!).executeTakeFirstOrThrow();
+      assert.deepEqual(JSON.parse(stored.property_fallbacks!), { company: 'your company', seats: 1 }, 'only those the content uses');
+      await t.resend.contactProperties.update({ id: company.id, fallbackValue: 'your company' });
     });
 
     it('renders a given text part without escaping, and sends none when text is ""', async () => {

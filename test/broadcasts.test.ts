@@ -75,19 +75,23 @@ for (const dialect of dialects) {
     });
 
     it('refuses what is missing or wrong with 422 naming the field', async () => {
+      const onlyWithSend = 'Invalid `scheduled_at` field: can only be used together with `send: true`.';
+      const notADate = 'Invalid `scheduled_at` field: "whenever" is not a date; use ISO 8601 or natural language such as "in 1 min".';
+      const badFrom = 'Invalid `from` field: "x" is not a valid email address; use `email@example.com` or `Name <email@example.com>`.';
+      const ok = { segment_id: segment, ...content };
       const cases: [object, string, string][] = [
         [{ from: 'a@example.com', subject: 's', html: 'x' }, 'missing_required_field', 'Missing `segment_id` field.'],
         [{ segment_id: segment, subject: 's', html: 'x' }, 'missing_required_field', 'Missing `from` field.'],
         [{ segment_id: segment, from: 'a@example.com', html: 'x' }, 'missing_required_field', 'Missing `subject` field.'],
         [{ segment_id: segment, from: 'a@example.com', subject: 's' }, 'missing_required_field', 'Missing `html` or `text` field.'],
-        [{ segment_id: MISSING, ...content }, 'validation_error', `Invalid \`segment_id\` field: there is no segment with id "${MISSING}".`],
-        [{ audience_id: MISSING, ...content }, 'validation_error', `Invalid \`audience_id\` field: there is no segment with id "${MISSING}".`],
-        [{ segment_id: segment, ...content, topic_id: MISSING }, 'validation_error', `Invalid \`topic_id\` field: there is no topic with id "${MISSING}".`],
-        [{ segment_id: segment, ...content, from: 'not an address' }, 'validation_error', 'Invalid `from` field: "not an address" is not a valid email address; use `email@example.com` or `Name <email@example.com>`.'],
-        [{ segment_id: segment, ...content, scheduled_at: 'in 1 hour' }, 'validation_error', 'Invalid `scheduled_at` field: can only be used together with `send: true`.'],
-        [{ segment_id: segment, ...content, send: false, scheduled_at: 'in 1 hour' }, 'validation_error', 'Invalid `scheduled_at` field: can only be used together with `send: true`.'],
-        [{ segment_id: segment, ...content, send: true, scheduled_at: 'whenever' }, 'validation_error', 'Invalid `scheduled_at` field: "whenever" is not a date; use ISO 8601 or natural language such as "in 1 min".'],
-        [{ segment_id: segment, ...content, send: 'yes' }, 'validation_error', 'Invalid `send` field: must be boolean.'],
+        [{ ...ok, segment_id: MISSING }, 'validation_error', `Invalid \`segment_id\` field: there is no segment with id "${MISSING}".`],
+        [{ ...content, audience_id: MISSING }, 'validation_error', `Invalid \`audience_id\` field: there is no segment with id "${MISSING}".`],
+        [{ ...ok, topic_id: MISSING }, 'validation_error', `Invalid \`topic_id\` field: there is no topic with id "${MISSING}".`],
+        [{ ...ok, from: 'x' }, 'validation_error', badFrom],
+        [{ ...ok, scheduled_at: 'in 1 hour' }, 'validation_error', onlyWithSend],
+        [{ ...ok, send: false, scheduled_at: 'in 1 hour' }, 'validation_error', onlyWithSend],
+        [{ ...ok, send: true, scheduled_at: 'whenever' }, 'validation_error', notADate],
+        [{ ...ok, send: 'yes' }, 'validation_error', 'Invalid `send` field: must be boolean.'],
       ];
       for (const [body, name, message] of cases) {
         const response = await requestJson(t, 'POST', '/broadcasts', body);
@@ -140,6 +144,8 @@ for (const dialect of dialects) {
       assert.equal(await status(t, id), 'queued');
       const job = await t.ctx.db.selectFrom('jobs').selectAll().where('key', '=', `send-broadcast:${id}`).executeTakeFirstOrThrow();
       assert.equal(job.run_at, t.clock.now());
+      const emails = await t.ctx.db.selectFrom('emails').select('id').where('broadcast_id', '=', id).execute();
+      assert.deepEqual(emails, [], 'the fan-out is left to the worker: the request writes no email');
       assert.deepEqual((await t.resend.broadcasts.send(id)).error, wrongState('Only draft broadcasts can be sent; this one has been sent or scheduled already.'));
       assert.equal((await t.resend.broadcasts.send(MISSING)).error?.message, 'Broadcast not found');
     });

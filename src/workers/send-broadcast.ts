@@ -30,7 +30,8 @@ async function startFanOut(ctx: Context, job: JobRow, broadcast: broadcasts.Broa
   const properties = await findPropertiesByKeys(ctx.db, usedPropertyKeys(broadcast));
   const fallbacks = Object.fromEntries(properties.filter((p) => p.fallback_value !== null).map((p) => [p.key, JSON.parse(p.fallback_value!)]));
   // A topic deleted since the send was accepted: nobody has opted in to it any more.
-  const topic = broadcast.topic_id === null ? undefined : ((await findTopic(ctx.db, broadcast.topic_id)) ?? { id: broadcast.topic_id, default_subscription: 'opt_out' as const });
+  const gone = { id: broadcast.topic_id!, default_subscription: 'opt_out' as const };
+  const topic = broadcast.topic_id === null ? undefined : ((await findTopic(ctx.db, broadcast.topic_id)) ?? gone);
   return ctx.writer.transaction(async (tx) => {
     if (!(await renewJobLock(tx, job.id, job.locked_by!, ctx.clock.now()))) return false;
     const changes = { status: 'sending' as const, property_fallbacks: JSON.stringify(fallbacks), fanout_cursor: null };
@@ -114,7 +115,8 @@ async function writeChunk(ctx: Context, job: JobRow, broadcastId: string, rows: 
   return ctx.writer.transaction(async (tx) => {
     if (!(await renewJobLock(tx, job.id, job.locked_by!, ctx.clock.now()))) return false;
     await insertTables(tx, rows);
-    await broadcasts.updateBroadcastIn(tx, broadcastId, ['sending'], last ? { fanout_cursor: cursor, status: 'sent', sent_at: at } : { fanout_cursor: cursor });
+    const progress = last ? { fanout_cursor: cursor, status: 'sent' as const, sent_at: at } : { fanout_cursor: cursor };
+    await broadcasts.updateBroadcastIn(tx, broadcastId, ['sending'], progress);
     if (last) {
       await broadcasts.deleteRecipients(tx, broadcastId);
       await completeJob(tx, job.id);

@@ -55,13 +55,25 @@ const answer = async (result: Promise<{ id: string }>) => ({ object: 'broadcast'
 export function broadcastRoutes(app: App, ctx: Context): void {
   app.post(
     '/broadcasts',
-    { schema: { summary: 'Create a broadcast: a draft, or sent (or scheduled) with send: true', body: CreateBody, response: { 201: objectId('broadcast') } } },
+    {
+      schema: {
+        summary: 'Create a broadcast: a draft, or sent (or scheduled) with send: true',
+        body: CreateBody,
+        response: { 201: objectId('broadcast') },
+      },
+    },
     async (request, reply) => reply.status(201).send(await answer(broadcasts.createBroadcast(ctx, request.body))),
   );
 
   app.get(
     '/broadcasts',
-    { schema: { summary: 'List broadcasts, all of them when limit is omitted', querystring: PageQuery, response: { 200: listOfSchema(BroadcastListItem) } } },
+    {
+      schema: {
+        summary: 'List broadcasts, all of them when limit is omitted',
+        querystring: PageQuery,
+        response: { 200: listOfSchema(BroadcastListItem) },
+      },
+    },
     async (request) => listOf(await broadcasts.listBroadcasts(ctx, parsePage(request.query, { everything: true }))),
   );
 
