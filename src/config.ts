@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 // The only reader of process.env. Parsed once at start, validated, frozen: a bad value stops start-up
 // with one line that names the variable.
 import { isIP } from 'node:net';
@@ -38,6 +39,7 @@ export interface Config {
     readonly pollMs: number;
     readonly lockTimeoutMs: number;
     readonly shutdownTimeoutMs: number;
+    readonly composeThreads: number;
   };
 }
 
@@ -180,6 +182,7 @@ export function readConfig(env: Env = process.env): Config {
       pollMs: integer(env, 'WORKER_POLL_MS', 1000, 10, 60_000),
       lockTimeoutMs: integer(env, 'WORKER_LOCK_TIMEOUT_MS', 300_000, 1000, 86_400_000),
       shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+      composeThreads: integer(env, 'COMPOSE_THREADS', Math.max(1, availableParallelism() - 1), 0, 64),
     }),
   });
 }

@@ -5,7 +5,7 @@ import type { Config } from './config.ts';
 import { resolveSecret } from './secret.ts';
 import { createIdempotencyState, type IdempotencyState } from './domain/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
-import { createDkimSigner, type DkimSigner } from './delivery/dkim.ts';
+import { createComposer, type Composer } from './delivery/composer.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
 import { createResolver } from './dns.ts';
 import { openDb, type Db } from './store/db.ts';
@@ -28,7 +28,7 @@ export interface Context {
   /** The one DNS resolver (DNS_SERVERS): domain verification and MX lookups. */
   readonly dns: Resolver;
   /** Signs outgoing mail with its domain's DKIM key, parsed once per domain. */
-  readonly dkim: DkimSigner;
+  readonly composer: Composer;
   /** Jobs were committed in this process: an in-process worker should look now, not at its next poll. */
   readonly jobsAdded: JobSignal;
 }
@@ -69,7 +69,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     idempotency: createIdempotencyState(db, clock, log),
     transport: createTransport(config, db, clock, dns),
     dns,
-    dkim: createDkimSigner(secret),
+    composer: createComposer(config.worker.composeThreads, secret),
     jobsAdded: createJobSignal(),
   };
 }
@@ -79,6 +79,7 @@ export async function closeContext(ctx: Context): Promise<void> {
   await ctx.keyUsage.close();
   ctx.idempotency.close();
   ctx.transport.close();
+  await ctx.composer.close();
   await ctx.db.destroy();
   ctx.writer.close();
 }

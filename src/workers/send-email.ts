@@ -1,6 +1,5 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { composeMessage } from '../delivery/compose.ts';
 import { simulatedOutcome } from '../delivery/test-addresses.ts';
 import { DeliveryError, type SendResult } from '../delivery/smtp-send.ts';
 import { parseMailbox } from '../domain/addresses.ts';
@@ -52,8 +51,7 @@ export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
 
   const from = parseMailbox(email.from, 'from').address;
   const domain = await findDomainByName(ctx.db, from.slice(from.lastIndexOf('@') + 1));
-  const composed = await composeMessage(email, await emails.findAttachments(ctx.db, emailId), new Date(ctx.clock.now()));
-  const raw = domain ? await ctx.dkim.sign(composed, domain) : composed;
+  const raw = await ctx.composer.build(email, await emails.findAttachments(ctx.db, emailId), new Date(ctx.clock.now()), domain);
   const done: Outcome[] = [];
   let deferred: Outcome[] = [];
   const real: string[] = [];

@@ -1,0 +1,84 @@
+import { Worker } from 'node:worker_threads';
+import type { AttachmentRow, EmailRow } from '../store/emails.ts';
+import { buildMessage } from './build-message.ts';
+import type { BuildRequest } from './compose-thread.ts';
+import { createDkimSigner, type SigningDomain } from './dkim.ts';
+
+export interface Composer {
+  /** The message of an email, composed and (for a Mailroom domain) DKIM-signed on a composer thread. */
+  build(email: EmailRow, attachments: AttachmentRow[], date: Date, domain: SigningDomain | undefined): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+interface Waiting {
+  resolve(raw: Buffer): void;
+  reject(error: Error): void;
+}
+
+interface Thread {
+  worker: Worker;
+  waiting: Map<number, Waiting>;
+}
+
+// Threads run TypeScript like the process does: each registers tsx's loader, then loads its module.
+const THREAD_MODULE = new URL('./compose-thread.ts', import.meta.url).href;
+const TSX_API = import.meta.resolve('tsx/esm/api');
+const BOOT = `import(${JSON.stringify(TSX_API)}).then(({ register }) => { register(); return import(${JSON.stringify(THREAD_MODULE)}); });`;
+
+/**
+ * Composing a message (about half of what a send costs in nodemailer) and signing it are CPU work:
+ * `threads` worker threads do it beside the event loop, which meanwhile serves requests, reads and
+ * writes the database and talks SMTP. A thread that dies fails the messages it held (their jobs are
+ * retried) and is replaced. With 0 threads the work runs on the event loop.
+ */
+export function createComposer(threads: number, secret: string): Composer {
+  if (threads === 0) {
+    const dkim = createDkimSigner(secret);
+    return { build: (email, attachments, date, domain) => buildMessage(dkim, email, attachments, date, domain), close: async () => {} };
+  }
+  let sequence = 0;
+  let closing = false;
+
+  function start(): Thread {
+    const worker = new Worker(BOOT, { eval: true, workerData: { secret } });
+    const thread: Thread = { worker, waiting: new Map() };
+    worker.on('message', ({ id, raw, error }: { id: number; raw?: Uint8Array; error?: string }) => {
+      const entry = thread.waiting.get(id)!;
+      thread.waiting.delete(id);
+      if (thread.waiting.size === 0) worker.unref();
+      if (raw) entry.resolve(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
+      else entry.reject(new Error(error));
+    });
+    worker.on('error', (error) => fail(thread, error));
+    worker.on('exit', () => fail(thread, new Error('the compose thread stopped')));
+    // An idle thread does not keep the process alive; one holding work does.
+    worker.unref();
+    return thread;
+  }
+
+  const pool = Array.from({ length: threads }, start);
+
+  function fail(thread: Thread, error: Error): void {
+    for (const entry of thread.waiting.values()) entry.reject(error);
+    thread.waiting.clear();
+    const index = pool.indexOf(thread);
+    if (index !== -1 && !closing) pool[index] = start();
+  }
+
+  return {
+    build(email, attachments, date, domain) {
+      const id = sequence++;
+      const thread = pool[id % pool.length]!;
+      const request: BuildRequest = { id, email, attachments, date: date.getTime(), domain };
+      return new Promise<Buffer>((resolve, reject) => {
+        if (thread.waiting.size === 0) thread.worker.ref();
+        thread.waiting.set(id, { resolve, reject });
+        thread.worker.postMessage(request);
+      });
+    },
+    close: async () => {
+      closing = true;
+      await Promise.all(pool.map((thread) => thread.worker.terminate()));
+    },
+  };
+}
