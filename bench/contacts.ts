@@ -17,7 +17,7 @@ const PAGE = 100;
 const SAMPLED_PAGES = 20;
 const ROUNDS = 5;
 
-function buildCsv(n: number): string {
+export function buildCsv(n: number): string {
   const lines = ['email,first_name,last_name'];
   for (let i = 0; i < n; i++) lines.push(`contact${i}@example.com,First${i},Last${i}`);
   return lines.join('\n');
@@ -55,14 +55,14 @@ async function insertStraight(csv: string): Promise<number> {
   return ms;
 }
 
-async function api(url: string, path: string, init: RequestInit = {}): Promise<any> {
+export async function api(url: string, path: string, init: RequestInit = {}): Promise<any> {
   const response = await fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${BENCH_KEY}`, ...init.headers } });
   if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${path} answered ${response.status}: ${await response.text()}`);
   return response.json();
 }
 
 /** POST /contacts/imports, then polls until the worker has completed it; resolves with the elapsed ms. */
-async function importThroughApi(url: string, csv: string, segment: string): Promise<number> {
+export async function importThroughApi(url: string, csv: string, segment: string): Promise<number> {
   const form = new FormData();
   form.append('file', new Blob([csv], { type: 'text/csv' }));
   form.append('segments', JSON.stringify([{ id: segment }]));

@@ -11,7 +11,8 @@ export interface Figure {
   unit: string;
 }
 
-async function nodemailerStraight(sink: Sink, n: number): Promise<number> {
+/** Baseline: nodemailer composing and sending n messages straight into the sink; resolves with its rate. */
+export async function nodemailerStraight(sink: Sink, n: number): Promise<number> {
   const transport = nodemailer.createTransport(`${sink.url}?pool=true&maxConnections=10&maxMessages=Infinity`);
   sink.reset();
   const started = performance.now();

@@ -66,6 +66,8 @@ function emailRow(i: number, from: string): EmailRow {
     scheduled_at: null,
     template_id: null,
     topic_id: null,
+    broadcast_id: null,
+    personalization: null,
     last_event: 'queued',
     created_at: '',
     html: p.html,

@@ -9,6 +9,8 @@ export const BENCH_KEY = `re_${'b'.repeat(40)}`;
 export interface Mailroom {
   url: string;
   databaseUrl: string;
+  /** The pid of the first (API) process, to read its memory. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -21,11 +23,11 @@ function launch(args: string[], env: Record<string, string>): ChildProcess {
 
 /**
  * Starts Mailroom as a user would: one `--role api` process (or `all`) and `workers` extra
- * `--role worker` processes, on a fresh SQLite file.
+ * `--role worker` processes, on a fresh SQLite file, or on `databaseUrl` (which stop() then keeps).
  */
-export async function startMailroom(options: { env?: Record<string, string>; workers?: number; role?: string }): Promise<Mailroom> {
-  const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-'));
-  const databaseUrl = join(dir, 'mailroom.db');
+export async function startMailroom(options: { env?: Record<string, string>; workers?: number; role?: string; databaseUrl?: string }): Promise<Mailroom> {
+  const dir = options.databaseUrl === undefined ? mkdtempSync(join(tmpdir(), 'mailroom-bench-')) : undefined;
+  const databaseUrl = options.databaseUrl ?? join(dir!, 'mailroom.db');
   const port = await freePort();
   const env = { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', ...options.env };
   const processes = [launch(['--role', options.role ?? 'all'], env)];
@@ -39,11 +41,12 @@ export async function startMailroom(options: { env?: Record<string, string>; wor
   return {
     url,
     databaseUrl,
+    pid: processes[0]!.pid!,
     async stop() {
       await Promise.all(
         processes.map((p) => new Promise((resolve) => (p.exitCode !== null ? resolve(null) : (p.once('exit', resolve), p.kill('SIGTERM'))))),
       );
-      rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -1,5 +1,6 @@
 // npm run bench [-- name ...]: every figure is a rate or latency beside a baseline measured in the same run.
 import { benchApi } from './api.ts';
+import { benchBroadcasts } from './broadcasts.ts';
 import { benchContacts } from './contacts.ts';
 import { benchDelivery, type Figure } from './delivery.ts';
 import { benchDkim } from './dkim.ts';
@@ -11,6 +12,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   dkim: () => benchDkim({ n: Number(process.env.BENCH_EMAILS ?? 5000), rounds: 2 }),
   templates: () => benchTemplates({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
   contacts: () => benchContacts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
+  broadcasts: () => benchBroadcasts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

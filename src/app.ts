@@ -9,6 +9,7 @@ import { AppError } from './http/errors.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { audienceContactRoutes } from './http/routes/audience-contacts.ts';
 import { batchRoutes } from './http/routes/batch.ts';
+import { broadcastRoutes } from './http/routes/broadcasts.ts';
 import { contactImportRoutes } from './http/routes/contact-imports.ts';
 import { contactPropertyRoutes } from './http/routes/contact-properties.ts';
 import { contactSegmentRoutes } from './http/routes/contact-segments.ts';
@@ -20,6 +21,7 @@ import { segmentRoutes } from './http/routes/segments.ts';
 import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
+import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
 import { newId } from './ids.ts';
 
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -45,6 +47,8 @@ export async function buildApp(ctx: Context): Promise<App> {
     // One line per request costs throughput; errors are still logged, with the request id.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
+    // Path parameters hold unsubscribe tokens (about 160 characters) and email addresses (up to 254).
+    routerOptions: { maxParamLength: 512 },
     genReqId: () => newId(),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, verbose: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -59,6 +63,10 @@ export async function buildApp(ctx: Context): Promise<App> {
     const text = body as string;
     if (text.trim() === '') return done(null, {});
     parseJson(request, text, done);
+  });
+  // Form posts: the unsubscribe page's forms and RFC 8058 one-click requests (`List-Unsubscribe=One-Click`).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
   await app.register(swagger, {
@@ -90,6 +98,8 @@ export async function buildApp(ctx: Context): Promise<App> {
   topicRoutes(app, ctx);
   contactPropertyRoutes(app, ctx);
   domainRoutes(app, ctx);
+  broadcastRoutes(app, ctx);
+  unsubscribeRoutes(app, ctx);
 
   return app;
 }

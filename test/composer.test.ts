@@ -20,6 +20,8 @@ const email: EmailRow = {
   created_at: '2026-11-21 00:00:00.000+00',
   template_id: null,
   topic_id: null,
+  broadcast_id: null,
+  personalization: null,
   html: '<p>Hello <b>there</b></p>',
   text: null,
 };

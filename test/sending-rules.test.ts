@@ -51,6 +51,19 @@ for (const dialect of dialects) {
       assert.equal((await t.resend.emails.send({ to: 'someone@example.org', template: { id: 'from-verified' } })).error, null);
     });
 
+    it('applies to a broadcast when it is sent: a draft may name any from, sending it may not', async () => {
+      const segment = (await t.resend.segments.create({ name: 'Rules' })).data!.id;
+      const broadcast = (from: string) => ({ segmentId: segment, from, subject: 'S', html: '<p>Hi</p>' });
+      const refused = await t.resend.broadcasts.create({ ...broadcast('news@elsewhere.test'), send: true });
+      assert.equal(refused.error?.statusCode, 403);
+      assert.match(refused.error!.message, /^The elsewhere\.test domain is not verified/);
+      const { data: draft } = await t.resend.broadcasts.create(broadcast('news@elsewhere.test'));
+      assert.match((await t.resend.broadcasts.send(draft!.id)).error!.message, /^The elsewhere\.test domain is not verified/);
+      assert.equal((await t.resend.broadcasts.get(draft!.id)).data!.status, 'draft');
+      await t.resend.broadcasts.update(draft!.id, { from: 'News <news@verified.test>' });
+      assert.equal((await t.resend.broadcasts.send(draft!.id)).error, null);
+    });
+
     it('a sending_access key with a domain_id sends only from that domain', async () => {
       const { data: key } = await t.resend.apiKeys.create({ name: 'verified only', permission: 'sending_access', domain_id: verified.id });
       const sender = new Resend(key!.token, { baseUrl: t.url });

@@ -109,6 +109,8 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
       created_at: toTimestamp(now),
       template_id: templateId,
       topic_id: topic.topicId,
+      broadcast_id: null,
+      personalization: null,
     },
     recipients: recipients.map((address) => ({ email_id: id, address, status: status(address) })),
     attachments,

@@ -8,6 +8,7 @@ import * as jobs from '../store/jobs.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import { insertIdempotencyKey, type IdempotencyKeyRow } from '../store/idempotency-keys.ts';
 import { insertTables } from '../store/insert-rows.ts';
+import { renderBroadcastEmail } from './broadcast-render.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 import { newJob } from './jobs.ts';
@@ -53,7 +54,9 @@ export async function sendEmail(ctx: Context, input: SendEmailInput, key: Sender
 
 const list = (json: string): string[] => JSON.parse(json);
 
-function toListItem(row: Pick<emails.EmailRow, 'id' | 'to' | 'from' | 'created_at' | 'subject' | 'bcc' | 'cc' | 'reply_to' | 'last_event' | 'scheduled_at'>) {
+type ListColumns = 'id' | 'to' | 'from' | 'created_at' | 'subject' | 'bcc' | 'cc' | 'reply_to' | 'last_event' | 'scheduled_at' | 'broadcast_id';
+
+function toListItem(row: Pick<emails.EmailRow, ListColumns>) {
   return {
     id: row.id,
     to: list(row.to),
@@ -65,6 +68,8 @@ function toListItem(row: Pick<emails.EmailRow, 'id' | 'to' | 'from' | 'created_a
     reply_to: list(row.reply_to),
     last_event: row.last_event,
     scheduled_at: row.scheduled_at,
+    // Mailroom's addition, only on a broadcast's emails (as in Resend's webhook payloads).
+    ...(row.broadcast_id ? { broadcast_id: row.broadcast_id } : {}),
   };
 }
 
@@ -74,9 +79,18 @@ async function findEmailOrThrow(ctx: Context, id: string) {
   return row;
 }
 
+/**
+ * An email as it is sent and shown: a broadcast's email gets its body and headers rendered for its
+ * recipient (the worker and GET /emails/:id both read it here, so they never differ).
+ */
+export async function findEmailWithBody(ctx: Context, id: string): Promise<emails.EmailRow | undefined> {
+  const row = await emails.findEmail(ctx.db, id);
+  return row?.broadcast_id ? renderBroadcastEmail(ctx, row) : row;
+}
+
 /** Resend's email object. */
 export async function getEmail(ctx: Context, id: string) {
-  const row = await emails.findEmail(ctx.db, id);
+  const row = await findEmailWithBody(ctx, id);
   if (!row) throw notFound('Email');
   return {
     object: 'email' as const,

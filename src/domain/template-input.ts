@@ -45,7 +45,8 @@ export function checkAlias(alias: string | null): string | null {
   return alias;
 }
 
-function checkReplyTo(value: string | string[]): string | null {
+/** Reply-to addresses, checked, as the JSON array a template version or a broadcast stores; null for none. */
+export function checkReplyTo(value: string | string[]): string | null {
   const list = toList(value);
   if (list.length > MAX_RECIPIENTS_PER_FIELD) throw invalidField('reply_to', `at most ${MAX_RECIPIENTS_PER_FIELD} addresses are allowed.`);
   const field = (i: number) => (Array.isArray(value) ? `reply_to[${i}]` : 'reply_to');

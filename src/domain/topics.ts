@@ -79,7 +79,8 @@ export async function deleteTopic(ctx: Context, id: string): Promise<void> {
 export async function listContactTopics(ctx: Context, idOrEmail: string, page: PageRequest) {
   const contact = await findContactOrThrow(ctx, idOrEmail);
   const result = await store.listContactTopics(ctx.db, contact.id, page);
-  return { has_more: result.has_more, data: result.data.map((row) => ({ ...row, subscription: row.subscription as Subscription })) };
+  const data = result.data.map(({ visibility: _, ...row }) => ({ ...row, subscription: row.subscription as Subscription }));
+  return { has_more: result.has_more, data };
 }
 
 /** PATCH /contacts/:id_or_email/topics: sets the contact's choice on each topic given. */

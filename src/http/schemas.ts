@@ -83,6 +83,7 @@ export const EmailListItem = Type.Object({
   reply_to: Type.Array(Type.String()),
   last_event: Type.String(),
   scheduled_at: Nullable(Type.String()),
+  broadcast_id: Type.Optional(Type.String({ description: "Mailroom's addition: the broadcast the email belongs to, if any" })),
 });
 
 export const Email = Type.Object({

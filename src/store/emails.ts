@@ -33,7 +33,8 @@ export function emailRows(emails: EmailRows[]): Rows {
 export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | undefined> {
   return db
     .selectFrom('emails')
-    .innerJoin('email_contents', 'email_contents.email_id', 'emails.id')
+    // A broadcast's emails have no contents row: their bodies are rendered from the broadcast.
+    .leftJoin('email_contents', 'email_contents.email_id', 'emails.id')
     .selectAll('emails')
     .select(['email_contents.html', 'email_contents.text'])
     .where('emails.id', '=', id)
@@ -46,7 +47,7 @@ export async function findEmailStatus(db: Db | Tx, id: string): Promise<EmailTab
 }
 
 export async function listEmails(db: Db, page: PageRequest) {
-  const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at'] as const;
+  const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at', 'broadcast_id'] as const;
   return selectPage(db.selectFrom('emails').select(columns), 'id', page);
 }
 

@@ -83,6 +83,14 @@ export async function cancelJob(tx: Db | Tx, key: string): Promise<boolean> {
 }
 
 /**
+ * Deletes a job even while a worker holds it: that worker's next renewJobLock fails, so a task that
+ * renews its lock in each of its transactions (a broadcast's fan-out) stops without writing.
+ */
+export async function deleteJob(tx: Db | Tx, key: string): Promise<void> {
+  await tx.deleteFrom('jobs').where('key', '=', key).execute();
+}
+
+/**
  * Renews the lock of a long job that its worker still holds (a heartbeat), so that it is not taken
  * over as stale while it runs; false when another worker has taken it over meanwhile.
  */

@@ -29,6 +29,10 @@ export interface EmailTable {
   /** The template the email was sent with, if any. */
   template_id: string | null;
   topic_id: string | null;
+  /** The broadcast the email belongs to, if any: its html, text and headers are rendered from it. */
+  broadcast_id: string | null;
+  /** JSON: the recipient's data a broadcast email is rendered with (Personalization). */
+  personalization: string | null;
 }
 
 /** The bodies live apart from the email row, so status updates rewrite a small row, not kilobytes. */
@@ -220,6 +224,37 @@ export interface DomainTable {
   created_at: string;
 }
 
+export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sending' | 'sent' | 'canceled';
+
+export interface BroadcastTable {
+  id: string;
+  name: string | null;
+  segment_id: string;
+  topic_id: string | null;
+  from: string;
+  /** The sources as written, placeholders and all: rendered per recipient. */
+  subject: string;
+  /** JSON array of addresses. */
+  reply_to: string | null;
+  preview_text: string | null;
+  html: string | null;
+  text: string | null;
+  status: BroadcastStatus;
+  created_at: string;
+  scheduled_at: string | null;
+  sent_at: string | null;
+  /** JSON {key: value}: the fallbacks of the contact properties the content uses, fixed when the fan-out starts. */
+  property_fallbacks: string | null;
+  /** The last contact id the fan-out has written emails for; null before the first chunk. */
+  fanout_cursor: string | null;
+}
+
+/** Who a broadcast goes to, fixed when its fan-out starts. */
+export interface BroadcastRecipientTable {
+  broadcast_id: string;
+  contact_id: string;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
   emails: EmailTable;
@@ -242,4 +277,6 @@ export interface Database {
   contact_imports: ContactImportTable;
   contact_import_chunks: ContactImportChunkTable;
   domains: DomainTable;
+  broadcasts: BroadcastTable;
+  broadcast_recipients: BroadcastRecipientTable;
 }

@@ -65,28 +65,24 @@ export async function listContactSegments(db: Db, contactId: string, page: PageR
 }
 
 /**
- * One keyset page of the contacts of a segment that may be sent to: not unsubscribed and, given a
- * topic, subscribed to it explicitly or by the topic's default. Walking it with `after` streams a
- * segment of any size (for broadcasts) at the same cost per page.
+ * The ids of the contacts of a segment that may be sent to: not unsubscribed and, given a topic,
+ * subscribed to it explicitly or by the topic's default. A query to build on (a broadcast's snapshot).
  */
-export async function pageEligibleContacts(
-  db: Db,
+export function selectEligibleContacts(
+  db: Db | Tx,
   segmentId: string,
   topic: Pick<TopicTable, 'id' | 'default_subscription'> | undefined,
-  page: PageRequest,
 ) {
-  let query = db
+  const query = db
     .selectFrom('segment_contacts')
     .innerJoin('contacts', 'contacts.id', 'segment_contacts.contact_id')
-    .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name'])
+    .select('segment_contacts.contact_id')
     .where('segment_contacts.segment_id', '=', segmentId)
     .where('contacts.unsubscribed', '=', 0);
-  if (topic) {
-    query = query
-      .leftJoin('contact_topics', (join) =>
-        join.onRef('contact_topics.contact_id', '=', 'segment_contacts.contact_id').on('contact_topics.topic_id', '=', topic.id),
-      )
-      .where((eb) => eb.fn.coalesce('contact_topics.subscription', eb.val(topic.default_subscription)), '=', 'opt_in');
-  }
-  return selectPage(query, 'segment_contacts.contact_id', page);
+  if (!topic) return query;
+  return query
+    .leftJoin('contact_topics', (join) =>
+      join.onRef('contact_topics.contact_id', '=', 'segment_contacts.contact_id').on('contact_topics.topic_id', '=', topic.id),
+    )
+    .where((eb) => eb.fn.coalesce('contact_topics.subscription', eb.val(topic.default_subscription)), '=', 'opt_in');
 }

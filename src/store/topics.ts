@@ -57,6 +57,7 @@ export async function listContactTopics(db: Db, contactId: string, page: PageReq
       'topics.id',
       'topics.name',
       'topics.description',
+      'topics.visibility',
       eb.fn.coalesce('contact_topics.subscription', 'topics.default_subscription').as('subscription'),
     ]);
   return selectPage(query, 'topics.id', page);

@@ -3,6 +3,7 @@ import type { Context } from '../context.ts';
 import { simulatedOutcome } from '../delivery/test-addresses.ts';
 import { DeliveryError, type SendResult } from '../delivery/smtp-send.ts';
 import { parseMailbox } from '../domain/addresses.ts';
+import { findEmailWithBody } from '../domain/emails.ts';
 import { newId } from '../ids.ts';
 import { findDomainByName } from '../store/domains.ts';
 import * as emails from '../store/emails.ts';
@@ -44,7 +45,7 @@ function outcomesOf(result: SendResult): { done: Outcome[]; deferred: Outcome[] 
  */
 export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
   const { email_id: emailId } = JSON.parse(job.payload) as { email_id: string };
-  const email = await emails.findEmail(ctx.db, emailId);
+  const email = await findEmailWithBody(ctx, emailId);
   const pending = email ? (await emails.findRecipients(ctx.db, emailId)).filter((r) => PENDING.has(r.status)) : [];
   if (!email || pending.length === 0) return completeJob(ctx.db, job.id);
 

@@ -5,6 +5,7 @@ import * as idempotency from './0002-idempotency.ts';
 import * as contacts from './0003-contacts.ts';
 import * as templates from './0004-templates.ts';
 import * as domains from './0005-domains.ts';
+import * as broadcasts from './0006-broadcasts.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0003-contacts': contacts,
   '0004-templates': templates,
   '0005-domains': domains,
+  '0006-broadcasts': broadcasts,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */

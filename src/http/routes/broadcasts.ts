@@ -1,0 +1,129 @@
+import { Type } from 'typebox';
+import type { App } from '../../app.ts';
+import type { Context } from '../../context.ts';
+import * as broadcasts from '../../domain/broadcasts.ts';
+import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { AddressList, deleted, IdParams, listOfSchema, Nullable, objectId } from '../schemas.ts';
+
+// Optional fields of a broadcast; null clears one on update.
+const nullable = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
+
+const contentFields = {
+  name: nullable('a string or null: for your own reference'),
+  segment_id: Type.Optional(Type.String({ description: 'The segment to send to' })),
+  audience_id: Type.Optional(Type.String({ description: 'Deprecated: the same as segment_id' })),
+  from: Type.Optional(Type.String({ description: '"email@example.com" or "Name <email@example.com>"' })),
+  subject: Type.Optional(Type.String({ description: 'May hold {{{contact.<field>|fallback}}} placeholders' })),
+  reply_to: Type.Optional(Type.Union([...AddressList.anyOf, Type.Null()], { description: 'an email address, an array of them, or null' })),
+  preview_text: nullable('a string or null: the inbox preview, hidden at the top of the html'),
+  html: Type.Optional(Type.String({ description: 'May hold placeholders and {{{RESEND_UNSUBSCRIBE_URL}}}' })),
+  text: nullable('a string or null: without it, the text part is generated from the rendered html; "" sends none'),
+  topic_id: nullable('a string or null: only contacts the topic allows receive it'),
+};
+
+const CreateBody = Type.Object({
+  ...contentFields,
+  send: Type.Optional(Type.Boolean({ description: 'true sends at once (or at scheduled_at); default: a draft' })),
+  scheduled_at: Type.Optional(Type.String({ description: 'With send: true; ISO 8601 or natural language, at most 30 days ahead' })),
+});
+
+const BroadcastListItem = Type.Object({
+  id: Type.String(),
+  name: Nullable(Type.String()),
+  audience_id: Type.String(),
+  segment_id: Type.String(),
+  status: Type.String(),
+  created_at: Type.String(),
+  scheduled_at: Nullable(Type.String()),
+  sent_at: Nullable(Type.String()),
+  topic_id: Nullable(Type.String()),
+});
+
+const Broadcast = Type.Object({
+  object: Type.Literal('broadcast'),
+  ...BroadcastListItem.properties,
+  from: Type.String(),
+  subject: Type.String(),
+  reply_to: Nullable(Type.Array(Type.String())),
+  preview_text: Nullable(Type.String()),
+  html: Nullable(Type.String()),
+  text: Nullable(Type.String()),
+});
+
+const answer = async (result: Promise<{ id: string }>) => ({ object: 'broadcast' as const, ...(await result) });
+
+export function broadcastRoutes(app: App, ctx: Context): void {
+  app.post(
+    '/broadcasts',
+    {
+      schema: {
+        summary: 'Create a broadcast: a draft, or sent (or scheduled) with send: true',
+        body: CreateBody,
+        response: { 201: objectId('broadcast') },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await answer(broadcasts.createBroadcast(ctx, request.body))),
+  );
+
+  app.get(
+    '/broadcasts',
+    {
+      schema: {
+        summary: 'List broadcasts, all of them when limit is omitted',
+        querystring: PageQuery,
+        response: { 200: listOfSchema(BroadcastListItem) },
+      },
+    },
+    async (request) => listOf(await broadcasts.listBroadcasts(ctx, parsePage(request.query, { everything: true }))),
+  );
+
+  app.get(
+    '/broadcasts/:id',
+    { schema: { summary: 'Retrieve a broadcast', params: IdParams, response: { 200: Broadcast } } },
+    async (request) => broadcasts.getBroadcast(ctx, request.params.id),
+  );
+
+  app.patch(
+    '/broadcasts/:id',
+    {
+      schema: {
+        summary: 'Update a draft broadcast; once sent or scheduled, only its name',
+        params: IdParams,
+        body: Type.Object(contentFields),
+        response: { 200: objectId('broadcast') },
+      },
+    },
+    async (request) => answer(broadcasts.updateBroadcast(ctx, request.params.id, request.body)),
+  );
+
+  app.delete(
+    '/broadcasts/:id',
+    { schema: { summary: 'Delete a draft or scheduled broadcast', params: IdParams, response: { 200: deleted('broadcast') } } },
+    async (request) => ({ ...(await answer(broadcasts.deleteBroadcast(ctx, request.params.id))), deleted: true }),
+  );
+
+  app.post(
+    '/broadcasts/:id/send',
+    {
+      schema: {
+        summary: 'Send a draft broadcast now, or at scheduled_at',
+        params: IdParams,
+        body: Type.Object({ scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601 or natural language, at most 30 days ahead' })) }),
+        response: { 200: objectId('broadcast') },
+      },
+    },
+    async (request) => answer(broadcasts.sendBroadcast(ctx, request.params.id, request.body.scheduled_at)),
+  );
+
+  app.post(
+    '/broadcasts/:id/cancel',
+    { schema: { summary: 'Cancel a scheduled (back to draft) or queued broadcast', params: IdParams, response: { 200: objectId('broadcast') } } },
+    async (request) => answer(broadcasts.cancelBroadcast(ctx, request.params.id)),
+  );
+
+  app.post(
+    '/broadcasts/:id/duplicate',
+    { schema: { summary: 'Copy a broadcast into a new draft', params: IdParams, response: { 200: objectId('broadcast') } } },
+    async (request) => answer(broadcasts.duplicateBroadcast(ctx, request.params.id)),
+  );
+}

@@ -1,0 +1,67 @@
+import multipart from '@fastify/multipart';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { App } from '../../app.ts';
+import type { Context } from '../../context.ts';
+import * as unsubscribe from '../../domain/unsubscribe.ts';
+import { toAppError } from '../error-handler.ts';
+import { messagePage, preferencesPage } from '../unsubscribe-page.ts';
+
+const HTML = 'text/html; charset=utf-8';
+
+const TokenParams = Type.Object({ token: Type.String({ description: 'The signed token of an unsubscribe link' }) });
+
+const Form = Type.Object({
+  'List-Unsubscribe': Type.Optional(Type.String({ description: 'RFC 8058 one-click: "One-Click"' })),
+  topic_id: Type.Optional(Type.String({ description: 'Leave this topic' })),
+  everything: Type.Optional(Type.String({ description: 'Leave everything' })),
+});
+
+const HtmlPage = { content: { 'text/html': { schema: Type.String({ description: 'A small html page' }) } } };
+
+/** Errors here answer as pages, not JSON: a person reads them, in a browser. */
+function handlePageError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const appError = toAppError(error);
+  if (appError.status >= 500) request.log.error({ err: error }, 'unexpected error');
+  const title = appError.status === 404 ? 'Link not found' : 'Something went wrong';
+  void reply.status(appError.status).type(HTML).send(messagePage(title, appError.status >= 500 ? 'Please try again later.' : appError.message));
+}
+
+/**
+ * The unsubscribe link of broadcast emails (public: the signed token is the credential). The page
+ * lists the contact's choices; POST takes the page's forms and RFC 8058 one-click requests, which mail
+ * clients send as urlencoded (parsed in app.ts) or multipart form data.
+ */
+export function unsubscribeRoutes(app: App, ctx: Context): void {
+  void app.register(async (plugin) => {
+    const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    await scope.register(multipart, { attachFieldsToBody: 'keyValues', limits: { files: 0, fields: 10, fieldSize: 1000 } });
+    scope.setErrorHandler(handlePageError);
+
+    scope.get(
+      '/unsubscribe/:token',
+      {
+        config: { access: 'public' },
+        schema: { summary: "A contact's unsubscribe page (html)", params: TokenParams, produces: ['text/html'], response: { 200: HtmlPage } },
+      },
+      async (request, reply) => reply.type(HTML).send(preferencesPage(await unsubscribe.getPreferences(ctx, request.params.token))),
+    );
+
+    scope.post(
+      '/unsubscribe/:token',
+      {
+        config: { access: 'public' },
+        schema: {
+          summary: "Leave a topic or everything: the page's forms and RFC 8058 one-click (html)",
+          params: TokenParams,
+          body: Form,
+          produces: ['text/html'],
+          response: { 200: HtmlPage },
+        },
+      },
+      async (request, reply) =>
+        reply.type(HTML).send(preferencesPage(await unsubscribe.unsubscribe(ctx, request.params.token, request.body ?? {}))),
+    );
+  });
+}

@@ -1,0 +1,88 @@
+import { sql } from 'kysely';
+import type { Db, Tx } from './db.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+import type { BroadcastStatus, BroadcastTable, TopicTable } from './schema.ts';
+import { selectEligibleContacts } from './segments.ts';
+
+export type BroadcastRow = BroadcastTable;
+
+export async function insertBroadcast(tx: Db | Tx, row: BroadcastRow): Promise<void> {
+  await tx.insertInto('broadcasts').values(row).execute();
+}
+
+export async function findBroadcast(db: Db | Tx, id: string): Promise<BroadcastRow | undefined> {
+  return db.selectFrom('broadcasts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listBroadcasts(db: Db, page: PageRequest) {
+  const columns = ['id', 'name', 'segment_id', 'topic_id', 'status', 'created_at', 'scheduled_at', 'sent_at'] as const;
+  return selectPage(db.selectFrom('broadcasts').select(columns), 'id', page);
+}
+
+/**
+ * Changes a broadcast only while its status is one of `from`, in one statement, so that a change and a
+ * concurrent state transition never both win; false when the broadcast is missing or in another status.
+ */
+export async function updateBroadcastIn(
+  tx: Db | Tx,
+  id: string,
+  from: BroadcastStatus[],
+  changes: Partial<Omit<BroadcastRow, 'id' | 'created_at'>>,
+): Promise<boolean> {
+  const result = await tx.updateTable('broadcasts').set(changes).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Deletes a broadcast while its status is one of `from`; false otherwise. */
+export async function deleteBroadcastIn(tx: Db | Tx, id: string, from: BroadcastStatus[]): Promise<boolean> {
+  const result = await tx.deleteFrom('broadcasts').where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/**
+ * Fixes who a broadcast goes to, in one INSERT ... SELECT of the segment's eligible contacts (see
+ * selectEligibleContacts): contacts who join the segment later are not in it.
+ */
+export async function snapshotRecipients(
+  tx: Tx,
+  broadcastId: string,
+  segmentId: string,
+  topic: Pick<TopicTable, 'id' | 'default_subscription'> | undefined,
+): Promise<void> {
+  await tx
+    .insertInto('broadcast_recipients')
+    .columns(['contact_id', 'broadcast_id'])
+    .expression(selectEligibleContacts(tx, segmentId, topic).select(sql<string>`cast(${broadcastId} as text)`.as('broadcast_id')))
+    .execute();
+}
+
+/**
+ * The next `limit` recipients after `cursor`, in contact-id order, with what their emails need. A
+ * contact deleted since the snapshot comes back with a null email, so that the walk still moves past it.
+ */
+export async function readRecipients(db: Db, broadcastId: string, cursor: string | null, limit: number) {
+  let query = db
+    .selectFrom('broadcast_recipients as r')
+    .leftJoin('contacts as c', 'c.id', 'r.contact_id')
+    .select(['r.contact_id', 'c.email', 'c.first_name', 'c.last_name'])
+    .where('r.broadcast_id', '=', broadcastId);
+  if (cursor !== null) query = query.where('r.contact_id', '>', cursor);
+  return query.orderBy('r.contact_id').limit(limit).execute();
+}
+
+/** These contacts' values of the properties named by `keys`. */
+export async function findPropertyValuesOf(db: Db, contactIds: string[], keys: string[]) {
+  if (contactIds.length === 0 || keys.length === 0) return [];
+  return db
+    .selectFrom('contact_property_values as v')
+    .innerJoin('contact_properties as p', 'p.id', 'v.property_id')
+    .select(['v.contact_id', 'p.key', 'v.value'])
+    .where('p.key', 'in', keys)
+    .where('v.contact_id', 'in', contactIds)
+    .execute();
+}
+
+/** The snapshot is only the fan-out's work list: once every email is written it goes. */
+export async function deleteRecipients(tx: Tx, broadcastId: string): Promise<void> {
+  await tx.deleteFrom('broadcast_recipients').where('broadcast_id', '=', broadcastId).execute();
+}
