@@ -10,8 +10,3 @@ export const systemClock: Clock = { now: () => Date.now() };
 export function toTimestamp(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '+00');
 }
-
-/** Parses a timestamp written by toTimestamp back to epoch milliseconds. */
-export function fromTimestamp(text: string): number {
-  return Date.parse(text.replace(' ', 'T').replace('+00', 'Z'));
-}

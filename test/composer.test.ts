@@ -49,7 +49,7 @@ describe('the composer', () => {
     assert.equal(x.date?.getTime(), y.date?.getTime());
   });
 
-  it('spreads concurrent builds over its threads and answers each its own message', async () => {
+  it('answers each of many concurrent builds with its own message', async () => {
     const many = await Promise.all(
       Array.from({ length: 50 }, (_, i) => threaded.build({ ...email, subject: `#${i}` }, [], new Date(), undefined)),
     );

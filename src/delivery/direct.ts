@@ -4,6 +4,7 @@ import nodemailer from 'nodemailer';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { isAbsent } from '../dns.ts';
+import { domainOf } from '../domain/addresses.ts';
 import { DeliveryError, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
 import type { OutgoingMessage, Transport } from './transports.ts';
 
@@ -48,7 +49,7 @@ const rejectAll = (to: string[], code: number | undefined, response: string): Se
 function byDomain(addresses: string[]): Map<string, string[]> {
   const groups = new Map<string, string[]>();
   for (const address of addresses) {
-    const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+    const domain = domainOf(address).toLowerCase();
     groups.set(domain, [...(groups.get(domain) ?? []), address]);
   }
   return groups;

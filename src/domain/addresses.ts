@@ -52,6 +52,23 @@ export function parseMailbox(value: string, field: string): Mailbox {
   return { name: name || undefined, address };
 }
 
+/** The domain part of an addr-spec. */
+export function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1);
+}
+
+/** At most this many addresses in each of to, cc, bcc and reply_to. */
+export const MAX_ADDRESSES_PER_FIELD = 50;
+
+/** A field given as one address or an array of them, each parsed and named `field[i]` when it fails. */
+export function parseMailboxList(value: string | string[] | undefined, field: string): Mailbox[] {
+  const list = toList(value);
+  if (list.length > MAX_ADDRESSES_PER_FIELD) {
+    throw invalidField(field, `at most ${MAX_ADDRESSES_PER_FIELD} addresses are allowed.`);
+  }
+  return list.map((entry, i) => parseMailbox(entry, Array.isArray(value) ? `${field}[${i}]` : field));
+}
+
 /** A string or an array of strings, as the API accepts them, as a list. */
 export function toList(value: string | string[] | undefined): string[] {
   if (value === undefined) return [];

@@ -109,22 +109,26 @@ export function unsubscribeUrl(ctx: Context, claims: UnsubscribeClaims): string 
  * A placeholder's value for one recipient: the contact's field or property value (an empty one counts as
  * none, so that the fallback shows), or the recipient's unsubscribe link.
  */
-function lookupFor(ctx: Context, broadcast: ParsedBroadcast, data: Personalization) {
+function lookupFor(link: () => string, data: Personalization) {
   return (name: string): Value | undefined => {
     const field = FIELDS.get(name);
     if (field !== undefined) return data[field] || undefined;
-    if (UNSUBSCRIBE_URLS.has(name)) {
-      return unsubscribeUrl(ctx, { contactId: data.contact_id, broadcastId: broadcast.id, topicId: broadcast.topicId });
-    }
+    if (UNSUBSCRIBE_URLS.has(name)) return link();
     const key = propertyKey(name);
     const value = key !== undefined && Object.hasOwn(data.properties, key) ? data.properties[key] : undefined;
     return value === '' ? undefined : value;
   };
 }
 
+/** A recipient's unsubscribe link, signed on first use and then reused (signing costs a key derivation). */
+function linkFor(ctx: Context, broadcast: ParsedBroadcast, data: Personalization): () => string {
+  let link: string | undefined;
+  return () => (link ??= unsubscribeUrl(ctx, { contactId: data.contact_id, broadcastId: broadcast.id, topicId: broadcast.topicId }));
+}
+
 /** A recipient's subject, rendered once by the fan-out and stored on the email (lists show it). */
 export function renderSubject(ctx: Context, broadcast: ParsedBroadcast, data: Personalization): string {
-  return renderTemplate(broadcast.subject, lookupFor(ctx, broadcast, data), false);
+  return renderTemplate(broadcast.subject, lookupFor(linkFor(ctx, broadcast, data), data), false);
 }
 
 /**
@@ -135,12 +139,12 @@ export async function renderBroadcastEmail(ctx: Context, email: EmailRow): Promi
   const broadcast = await loadParsedBroadcast(ctx, email.broadcast_id!);
   if (!broadcast || email.personalization === null) return email;
   const data = JSON.parse(email.personalization) as Personalization;
-  const lookup = lookupFor(ctx, broadcast, data);
-  const link = unsubscribeUrl(ctx, { contactId: data.contact_id, broadcastId: broadcast.id, topicId: broadcast.topicId });
+  const link = linkFor(ctx, broadcast, data);
+  const lookup = lookupFor(link, data);
   return {
     ...email,
     html: broadcast.html && renderTemplate(broadcast.html, lookup, true),
     text: broadcast.text === null || broadcast.text === '' ? broadcast.text : renderTemplate(broadcast.text, lookup, false),
-    headers: JSON.stringify({ 'List-Unsubscribe': `<${link}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }),
+    headers: JSON.stringify({ 'List-Unsubscribe': `<${link()}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }),
   };
 }

@@ -5,13 +5,11 @@ import type { SendEmailInput } from '../http/schemas.ts';
 import { newId } from '../ids.ts';
 import type { EmailRows } from '../store/emails.ts';
 import { applyTemplate } from './apply-template.ts';
-import { formatMailbox, parseMailbox, toList, type Mailbox } from './addresses.ts';
+import { domainOf, formatMailbox, parseMailbox, parseMailboxList, type Mailbox } from './addresses.ts';
 import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
 import { checkTopic } from './topic-rules.ts';
 import { checkSenderDomain, type SenderKey } from './sender-domain.ts';
-
-export const MAX_RECIPIENTS_PER_FIELD = 50;
 
 /** An email that passed every rule, as the rows to store and the time its job is due. */
 export interface PreparedEmail extends EmailRows {
@@ -36,14 +34,6 @@ function checkHeaders(headers: Record<string, string> | undefined): Record<strin
     if (value.length > 2000) throw invalidField(`headers.${name}`, 'a header value is at most 2000 characters.');
   }
   return headers;
-}
-
-function addressList(value: string | string[] | undefined, field: string): Mailbox[] {
-  const list = toList(value);
-  if (list.length > MAX_RECIPIENTS_PER_FIELD) {
-    throw invalidField(field, `at most ${MAX_RECIPIENTS_PER_FIELD} addresses are allowed.`);
-  }
-  return list.map((entry, i) => parseMailbox(entry, Array.isArray(value) ? `${field}[${i}]` : field));
 }
 
 /** The bare addresses of the envelope: to, cc and bcc, each once (compared without case). */
@@ -71,11 +61,11 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
 
   const from = parseMailbox(input.from, 'from');
   await checkSenderDomain(ctx, from.address, key);
-  const to = addressList(input.to, 'to');
+  const to = parseMailboxList(input.to, 'to');
   if (to.length === 0) throw missingField('to');
-  const cc = addressList(input.cc, 'cc');
-  const bcc = addressList(input.bcc, 'bcc');
-  const replyTo = addressList(input.reply_to, 'reply_to');
+  const cc = parseMailboxList(input.cc, 'cc');
+  const bcc = parseMailboxList(input.bcc, 'bcc');
+  const replyTo = parseMailboxList(input.reply_to, 'reply_to');
   const headers = checkHeaders(input.headers);
   const now = ctx.clock.now();
   const runAt = input.scheduled_at === undefined ? now : parseScheduledAt(input.scheduled_at, now);
@@ -102,7 +92,7 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
       text: input.text ?? null,
       headers: headers && JSON.stringify(headers),
       tags: input.tags && input.tags.length > 0 ? JSON.stringify(input.tags) : null,
-      message_id: `<${id}@${from.address.split('@')[1]}>`,
+      message_id: `<${id}@${domainOf(from.address)}>`,
       scheduled_at: input.scheduled_at === undefined ? null : toTimestamp(runAt),
       // Nobody the topic allows: the email fails at once and no job is written.
       last_event: topic.blocked.size === recipients.length ? 'failed' : initialStatus,

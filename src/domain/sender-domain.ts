@@ -2,6 +2,7 @@ import type { Context } from '../context.ts';
 import { AppError } from '../http/errors.ts';
 import type { ApiKeyRow } from '../store/api-keys.ts';
 import { findDomain, findDomainByName } from '../store/domains.ts';
+import { domainOf } from './addresses.ts';
 import { SENDABLE } from './domain-verification.ts';
 
 /** The API key a send comes with: a `sending_access` key may be bound to one domain. */
@@ -13,7 +14,7 @@ export type SenderKey = Pick<ApiKeyRow, 'domain_id'> | null;
  * (Resend's test domain, resend.dev, included). Both answer 403 `validation_error`, as Resend does.
  */
 export async function checkSenderDomain(ctx: Context, fromAddress: string, key: SenderKey): Promise<void> {
-  const name = fromAddress.slice(fromAddress.lastIndexOf('@') + 1);
+  const name = domainOf(fromAddress);
   if (key?.domain_id) {
     const allowed = await findDomain(ctx.db, key.domain_id);
     if (allowed?.name !== name) {

@@ -1,8 +1,7 @@
 import { invalidField } from '../http/errors.ts';
 import { isUuid } from '../ids.ts';
 import type { VersionRow } from '../store/templates.ts';
-import { formatMailbox, parseMailbox, toList } from './addresses.ts';
-import { MAX_RECIPIENTS_PER_FIELD } from './email-input.ts';
+import { formatMailbox, parseMailbox, parseMailboxList } from './addresses.ts';
 import { declareVariables, type TemplateVariable, type VariableInput } from './template-variables.ts';
 
 /** The body of POST /templates and PATCH /templates/:id; null clears an optional field on update. */
@@ -47,10 +46,8 @@ export function checkAlias(alias: string | null): string | null {
 
 /** Reply-to addresses, checked, as the JSON array a template version or a broadcast stores; null for none. */
 export function checkReplyTo(value: string | string[]): string | null {
-  const list = toList(value);
-  if (list.length > MAX_RECIPIENTS_PER_FIELD) throw invalidField('reply_to', `at most ${MAX_RECIPIENTS_PER_FIELD} addresses are allowed.`);
-  const field = (i: number) => (Array.isArray(value) ? `reply_to[${i}]` : 'reply_to');
-  return list.length === 0 ? null : JSON.stringify(list.map((entry, i) => formatMailbox(parseMailbox(entry, field(i)))));
+  const list = parseMailboxList(value, 'reply_to');
+  return list.length === 0 ? null : JSON.stringify(list.map(formatMailbox));
 }
 
 /** An optional field: absent keeps the old value, null clears it, anything else is checked. */

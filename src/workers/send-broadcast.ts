@@ -1,6 +1,6 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { parseMailbox } from '../domain/addresses.ts';
+import { domainOf, parseMailbox } from '../domain/addresses.ts';
 import { loadParsedBroadcast, renderSubject, usedPropertyKeys, type ParsedBroadcast, type Personalization } from '../domain/broadcast-render.ts';
 import { sendJobKey, SEND_EMAIL_TASK } from '../domain/emails.ts';
 import { newJob } from '../domain/jobs.ts';
@@ -67,7 +67,7 @@ async function chunkRows(ctx: Context, row: broadcasts.BroadcastRow, parsed: Par
   const properties = await propertiesOf(ctx, parsed, recipients);
   const now = ctx.clock.now();
   const at = toTimestamp(now);
-  const domain = parseMailbox(row.from, 'from').address.split('@')[1];
+  const domain = domainOf(parseMailbox(row.from, 'from').address);
   const emails: EmailTable[] = [];
   const emailRecipients: EmailRecipientTable[] = [];
   const jobs: JobRow[] = [];

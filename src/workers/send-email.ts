@@ -2,7 +2,7 @@ import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
 import { simulatedOutcome } from '../delivery/test-addresses.ts';
 import { DeliveryError, type SendResult } from '../delivery/smtp-send.ts';
-import { parseMailbox } from '../domain/addresses.ts';
+import { domainOf, parseMailbox } from '../domain/addresses.ts';
 import { findEmailWithBody } from '../domain/emails.ts';
 import { newId } from '../ids.ts';
 import { findDomainByName } from '../store/domains.ts';
@@ -50,7 +50,7 @@ export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
   if (!email || pending.length === 0) return completeJob(ctx.db, job.id);
 
   const from = parseMailbox(email.from, 'from').address;
-  const domain = await findDomainByName(ctx.db, from.slice(from.lastIndexOf('@') + 1));
+  const domain = await findDomainByName(ctx.db, domainOf(from));
   const raw = await ctx.composer.build(email, await emails.findAttachments(ctx.db, emailId), new Date(ctx.clock.now()), domain);
   const done: Outcome[] = [];
   let deferred: Outcome[] = [];
