@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, buildCsv, importThroughApi } from './contacts.ts';
-import { nodemailerStraight, type Figure } from './delivery.ts';
+import { nodemailerStraight, WARM_UP, type Figure } from './delivery.ts';
 import { startMailroom } from './mailroom.ts';
 import { html } from './payload.ts';
 import { startSink, waitForCount, type Sink } from './sink.ts';
@@ -102,7 +102,7 @@ async function fanOuts(n: number, sink: Sink) {
 export async function benchBroadcasts(options: { n: number }): Promise<Figure[]> {
   const sink = await startSink();
   try {
-    await nodemailerStraight(sink, 500); // warm-up
+    await nodemailerStraight(sink, WARM_UP);
     const straight = await nodemailerStraight(sink, Math.min(options.n, 10_000));
     const sizes = [Math.round(options.n / 5), options.n, options.n * 2];
     const memory = [];
