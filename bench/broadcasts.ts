@@ -89,8 +89,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.le
 
 /**
  * ROUNDS fan-outs to a segment of n, each on a database of its own: the median time, and the least and
- * most memory the fan-out added. The most includes, in some runs, V8's first full collection of the
- * process (about 60 MB more, at any segment size); the least is the fan-out's own.
+ * most memory the fan-out added, for a single run's peak depends on when V8 collects. A most far above
+ * the least is worth a look: that is how V8 pretenuring the fan-out's rows showed (docs/benchmarks.md).
  */
 async function fanOuts(n: number, sink: Sink) {
   const runs: FanOut[] = [];
