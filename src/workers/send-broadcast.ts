@@ -76,16 +76,21 @@ async function readChunk(ctx: Context, parsed: ParsedBroadcast, cursor: string |
   return { recipients, properties };
 }
 
+/** What every row of a chunk shares: the time it was made, and the sender's domain (for Message-IDs). */
+interface Stamp {
+  now: number;
+  domain: string;
+}
+
 /**
  * The rows of some of a chunk's recipients: per recipient an email (its subject rendered, its body left
  * to be rendered from the broadcast and the recipient's data), its recipient row and its send job.
  */
-function recipientRows(ctx: Context, row: broadcasts.BroadcastRow, parsed: ParsedBroadcast, chunk: Chunk, from: number, to: number): Rows {
+function recipientRows(ctx: Context, row: broadcasts.BroadcastRow, parsed: ParsedBroadcast, chunk: Chunk, from: number, to: number, stamp: Stamp): Rows {
   // Contacts deleted since the snapshot are skipped.
   const recipients = chunk.recipients.slice(from, to).filter((r) => r.email !== null);
-  const now = ctx.clock.now();
+  const { now, domain } = stamp;
   const at = toTimestamp(now);
-  const domain = domainOf(parseMailbox(row.from, 'from').address);
   const emails: EmailTable[] = [];
   const emailRecipients: EmailRecipientTable[] = [];
   const jobs: JobRow[] = [];
@@ -139,11 +144,12 @@ async function writeChunk(
   cursor: string | null,
   last: boolean,
 ): Promise<boolean> {
-  const at = toTimestamp(ctx.clock.now());
+  const stamp: Stamp = { now: ctx.clock.now(), domain: domainOf(parseMailbox(row.from, 'from').address) };
+  const at = toTimestamp(stamp.now);
   return ctx.writer.transaction(async (tx) => {
     if (!(await renewJobLock(tx, job.id, job.locked_by!, ctx.clock.now()))) return false;
     for (let i = 0; i < chunk.recipients.length; i += STATEMENT_RECIPIENTS) {
-      await insertTables(tx, recipientRows(ctx, row, parsed, chunk, i, i + STATEMENT_RECIPIENTS));
+      await insertTables(tx, recipientRows(ctx, row, parsed, chunk, i, i + STATEMENT_RECIPIENTS, stamp));
     }
     const progress = last ? { fanout_cursor: cursor, status: 'sent' as const, sent_at: at } : { fanout_cursor: cursor };
     await broadcasts.updateBroadcastIn(tx, row.id, ['sending'], progress);
