@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { resolveSecret } from './secret.ts';
+import { createApiKeyCache, type ApiKeyCache } from './domain/api-key-cache.ts';
 import { createIdempotencyState, type IdempotencyState } from './domain/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
 import { createComposer, type Composer } from './delivery/composer.ts';
@@ -23,6 +24,8 @@ export interface Context {
   readonly clock: Clock;
   readonly log: Logger;
   readonly keyUsage: KeyUsage;
+  /** API keys by token hash, as authentication reads them. */
+  readonly apiKeys: ApiKeyCache;
   readonly idempotency: IdempotencyState;
   readonly transport: Transport;
   /** The one DNS resolver (DNS_SERVERS): domain verification and MX lookups. */
@@ -66,6 +69,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     clock,
     log,
     keyUsage: createKeyUsage(writer, clock, log),
+    apiKeys: createApiKeyCache(db),
     idempotency: createIdempotencyState(db, clock, log),
     transport: createTransport(config, db, clock, dns),
     dns,
@@ -80,6 +84,6 @@ export async function closeContext(ctx: Context): Promise<void> {
   ctx.idempotency.close();
   ctx.transport.close();
   await ctx.composer.close();
+  await ctx.writer.close();
   await ctx.db.destroy();
-  ctx.writer.close();
 }

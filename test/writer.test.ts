@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { closeContext, createContext, type Context } from '../src/context.ts';
 import { readConfig } from '../src/config.ts';
+import { isUniqueViolation } from '../src/store/db.ts';
 import { createTestDatabase, dialects, TEST_ENV, type TestDatabase } from './harness.ts';
 
 const key = (i: number) => ({
@@ -56,6 +57,85 @@ for (const dialect of dialects) {
         }),
       );
       assert.equal(await ctx.db.selectFrom('api_keys').select('id').where('id', '=', 'key-100').executeTakeFirst(), undefined);
+    });
+  });
+}
+
+/** An email row and one attachment, as POST /emails stores them. */
+function emailWithAttachment(id: string, content: Buffer) {
+  return {
+    emails: [
+      {
+        id,
+        from: 'a@example.com',
+        to: '["b@example.com"]',
+        cc: '[]',
+        bcc: '[]',
+        reply_to: '[]',
+        subject: 's',
+        headers: null,
+        tags: null,
+        message_id: `<${id}@example.com>`,
+        scheduled_at: null,
+        last_event: 'queued',
+        created_at: '2026-01-01 00:00:00.000+00',
+        template_id: null,
+        topic_id: null,
+        broadcast_id: null,
+        personalization: null,
+      },
+    ],
+    email_attachments: [{ email_id: id, position: 0, filename: 'a.bin', content_type: null, content_id: null, content }],
+  };
+}
+
+for (const dialect of dialects) {
+  describe(`writer: inserts of rows (${dialect})`, () => {
+    let database: TestDatabase;
+    let ctx: Context;
+    before(async () => {
+      database = await createTestDatabase(dialect);
+      ctx = await createContext(readConfig({ ...TEST_ENV, DATABASE_URL: database.url }));
+    });
+    after(async () => {
+      await closeContext(ctx);
+      await database.drop();
+    });
+
+    it('commits concurrent inserts; a duplicate fails alone, as a unique violation, and leaves nothing', async () => {
+      const results = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, i) =>
+          // Request 9 writes a new key, then one that request 8 writes too: whichever commits second fails.
+          ctx.writer.insert({ api_keys: i === 9 ? [key(1009), key(1008)] : [key(1000 + i)] }),
+        ),
+      );
+      assert.deepEqual(
+        results.map((r) => r.status),
+        Array.from({ length: 50 }, (_, i) => (i === 9 ? 'rejected' : 'fulfilled')),
+      );
+      assert.ok(isUniqueViolation((results[9] as PromiseRejectedResult).reason));
+      const ids = await ctx.db.selectFrom('api_keys').select('id').where('id', 'like', 'key-10%').execute();
+      assert.equal(ids.length, 49);
+      assert.ok(!ids.some((r) => r.id === 'key-1009'), 'the failed request wrote nothing');
+    });
+
+    it('stores attachment bytes as given', async () => {
+      const content = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
+      await ctx.writer.insert(emailWithAttachment('email-blob', content));
+      const row = await ctx.db.selectFrom('email_attachments').select('content').where('email_id', '=', 'email-blob').executeTakeFirstOrThrow();
+      assert.ok(Buffer.from(row.content).equals(content));
+    });
+
+    it('runs inserts and transactions side by side without either failing', async () => {
+      await ctx.writer.insert({ api_keys: [key(2000)] });
+      const work = Array.from({ length: 200 }, (_, i) =>
+        i % 4 === 0
+          ? ctx.writer.transaction((tx) => tx.updateTable('api_keys').set({ name: `n${i}` }).where('id', '=', 'key-2000').execute())
+          : ctx.writer.insert({ api_keys: [key(2001 + i)] }),
+      );
+      await Promise.all(work);
+      const count = await ctx.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('id', 'like', 'key-2%').executeTakeFirstOrThrow();
+      assert.equal(Number(count.n), 151);
     });
   });
 }

@@ -1,5 +1,6 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { AttachmentRow, EmailRow } from '../store/emails.ts';
+import { startThread } from '../threads.ts';
 import { buildMessage } from './build-message.ts';
 import type { BuildRequest } from './compose-thread.ts';
 import { createDkimSigner, type SigningDomain } from './dkim.ts';
@@ -20,10 +21,7 @@ interface Thread {
   waiting: Map<number, Waiting>;
 }
 
-// Threads run TypeScript like the process does: each registers tsx's loader, then loads its module.
-const THREAD_MODULE = new URL('./compose-thread.ts', import.meta.url).href;
-const TSX_API = import.meta.resolve('tsx/esm/api');
-const BOOT = `import(${JSON.stringify(TSX_API)}).then(({ register }) => { register(); return import(${JSON.stringify(THREAD_MODULE)}); });`;
+const THREAD_MODULE = new URL('./compose-thread.ts', import.meta.url);
 
 /**
  * Composing a message (about half of what a send costs in nodemailer) and signing it are CPU work:
@@ -40,7 +38,7 @@ export function createComposer(threads: number, secret: string): Composer {
   let closing = false;
 
   function start(): Thread {
-    const worker = new Worker(BOOT, { eval: true, workerData: { secret } });
+    const worker = startThread(THREAD_MODULE, { secret });
     const thread: Thread = { worker, waiting: new Map() };
     worker.on('message', ({ id, raw, error }: { id: number; raw?: Uint8Array; error?: string }) => {
       const entry = thread.waiting.get(id)!;

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
 import { AppError, invalidField, missingField, notFound } from '../http/errors.ts';
@@ -11,7 +11,7 @@ export type Permission = 'full_access' | 'sending_access';
 
 /** Tokens are only ever stored as this hash. SHA-256 suffices: tokens are 240 random bits, not passwords. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 function newToken(): string {
@@ -85,8 +85,10 @@ export async function listApiKeys(ctx: Context, page: PageRequest) {
 
 export async function renameApiKey(ctx: Context, id: string, input: { name?: string }): Promise<void> {
   if (!(await store.renameApiKey(ctx.db, id, checkName(input.name)))) throw notFound('API key');
+  ctx.apiKeys.forget(id);
 }
 
 export async function deleteApiKey(ctx: Context, id: string): Promise<void> {
   if (!(await store.deleteApiKey(ctx.db, id))) throw notFound('API key');
+  ctx.apiKeys.forget(id);
 }

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
 import { hashToken } from '../domain/api-keys.ts';
-import { findApiKeyByHash, type ApiKeyRow } from '../store/api-keys.ts';
+import type { ApiKeyRow } from '../store/api-keys.ts';
 import { AppError } from './errors.ts';
 
 /** Who may call a route: anyone, any key (sending routes), or a full-access key (the default). */
@@ -29,7 +29,7 @@ export function authenticate(ctx: Context) {
     if (access === 'public' || request.is404) return;
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
-    const key = await findApiKeyByHash(ctx.db, hashToken(token));
+    const key = await ctx.apiKeys.find(hashToken(token));
     if (!key) throw new AppError('invalid_api_key', 'API key is invalid.');
     if (access === 'full' && key.permission !== 'full_access') {
       throw new AppError('restricted_api_key', 'This API key is restricted to only send emails.');

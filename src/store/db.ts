@@ -1,9 +1,21 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type SqliteDatabase, type Transaction } from 'kysely';
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  SelectQueryNode,
+  SqliteDialect,
+  SqliteDriver,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type SqliteDatabase,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { WriteLock } from './write-lock.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -48,6 +60,93 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
+/**
+ * SQLite's driver with the process's write lock (write-lock.ts) taken around every write: for the whole
+ * of a transaction, and for each statement outside one that is not a SELECT. Reads outside a
+ * transaction need no lock: WAL readers never wait for the writer.
+ */
+class LockedSqliteDriver extends SqliteDriver {
+  private inTransaction = false;
+  private wrapped: DatabaseConnection | undefined;
+
+  constructor(
+    database: SqliteDatabase,
+    private readonly lock: WriteLock,
+  ) {
+    super({ database });
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    this.wrapped ??= {
+      executeQuery: async <R>(query: CompiledQuery) => {
+        if (this.inTransaction || SelectQueryNode.is(query.query)) return connection.executeQuery<R>(query);
+        await this.lock.acquire();
+        try {
+          return await connection.executeQuery<R>(query);
+        } finally {
+          this.lock.release();
+        }
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    };
+    return this.wrapped;
+  }
+
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await this.lock.acquire();
+    this.inTransaction = true;
+    try {
+      await super.beginTransaction(connection);
+    } catch (error) {
+      this.endTransaction();
+      throw error;
+    }
+  }
+
+  // A failed commit is followed by Kysely's rollback, which ends the transaction.
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.commitTransaction(connection);
+    this.endTransaction();
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection);
+    } finally {
+      this.endTransaction();
+    }
+  }
+
+  private endTransaction(): void {
+    this.inTransaction = false;
+    this.lock.release();
+  }
+}
+
+const writeLocks = new WeakMap<Db, WriteLock>();
+
+/** The write lock of a SQLite database opened by openDb, to share with the insert thread's connection. */
+export function writeLockOf(db: Db): WriteLock | undefined {
+  return writeLocks.get(db);
+}
+
+/** A connection to a SQLite file (or :memory:), set up as every Mailroom connection is. */
+export function openSqlite(url: string): SQLite.Database {
+  if (url !== ':memory:') mkdirSync(dirname(url), { recursive: true });
+  const sqlite = new SQLite(url);
+  // WAL lets readers run beside the one writer. synchronous=NORMAL: a commit writes the WAL without
+  // waiting for the disk; the writers (writer.ts, insert-thread.ts) then fsync the WAL away from the
+  // event loop before they answer, so what is acknowledged survives a power cut, and the fsync never
+  // blocks requests.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  // Other processes (separate workers) may hold the write lock briefly: wait instead of failing.
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  return sqlite;
+}
+
 /** Opens the database named by url: a PostgreSQL pool for postgres:// URLs, else a SQLite file. */
 export function openDb(url: string): Db {
   if (isPostgresUrl(url)) {
@@ -62,15 +161,15 @@ export function openDb(url: string): Db {
     });
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   }
-  if (url !== ':memory:') mkdirSync(dirname(url), { recursive: true });
-  const sqlite = new SQLite(url);
-  // WAL lets readers run beside the one writer. synchronous=NORMAL: a commit writes the WAL without
-  // waiting for the disk; the writer (writer.ts) then fsyncs the WAL off the event loop before it answers
-  // its callers, so what is acknowledged survives a power cut, and the fsync never blocks requests.
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  // Other processes (separate workers) may hold the write lock briefly: wait instead of failing.
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('foreign_keys = ON');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const lock = new WriteLock();
+  const database = withStatementCache(openSqlite(url));
+  const db = new Kysely<Database>({
+    dialect: new (class extends SqliteDialect {
+      override createDriver() {
+        return new LockedSqliteDriver(database, lock);
+      }
+    })({ database }),
+  });
+  writeLocks.set(db, lock);
+  return db;
 }

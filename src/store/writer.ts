@@ -1,6 +1,7 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { isPostgres, type Db, type Tx } from './db.ts';
+import { isPostgres, writeLockOf, type Db, type Tx } from './db.ts';
+import { startInserter } from './inserter.ts';
 import { insertTables, type Rows } from './insert-rows.ts';
 
 export interface Writer {
@@ -8,7 +9,8 @@ export interface Writer {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Inserts rows in one transaction and resolves once they are committed and on disk. */
   insert(rows: Rows): Promise<void>;
-  close(): void;
+  /** Waits for the inserts under way, then releases what the writer holds. */
+  close(): Promise<void>;
 }
 
 interface Pending {
@@ -62,24 +64,45 @@ function walSync(databaseFile: string): { afterCommit(): Promise<void>; close():
 }
 
 /**
- * Group commit. SQLite has one writer and pays for every commit, so callers that arrive while a
- * transaction is open wait and then share the next one: each is answered only after that commit.
- * Rows given to insert() are merged into one multi-row insert per table across the group; functions
- * given to transaction() run after them, one by one. If anything in a group fails, the group is rolled
- * back and each caller runs alone, so one bad write never fails another; functions must therefore only
- * write to the database. Callers are answered after the WAL sync that follows their commit (walSync),
- * while the next group already runs. PostgreSQL groups concurrent commits itself: there every caller
- * gets its own transaction from the pool.
+ * The writer for a database. PostgreSQL groups concurrent commits itself: there every caller gets its
+ * own transaction from the pool. On a SQLite file, inserts of plain rows (the emails of POST /emails and
+ * /emails/batch, the API's hot path) run on a thread with a connection of its own (inserter.ts), so
+ * that executing and committing them takes no time from the event loop; other transactions run on the
+ * event loop's connection, with group commit. The two connections take turns for SQLite's single write
+ * lock through the process's write lock (write-lock.ts). An in-memory database cannot be shared with a
+ * thread: there everything runs on the event loop.
  */
 export function createWriter(db: Db, databaseFile: string): Writer {
   if (isPostgres(db)) {
     return {
       transaction: (fn) => db.transaction().execute(fn),
       insert: (rows) => db.transaction().execute((tx) => insertTables(tx, rows)),
-      close() {},
+      close: async () => {},
     };
   }
+  const local = groupCommit(db, databaseFile);
+  if (databaseFile === ':memory:') return local;
+  const inserter = startInserter(databaseFile, writeLockOf(db)!);
+  return {
+    transaction: local.transaction,
+    insert: inserter.insert,
+    async close() {
+      await inserter.close();
+      await local.close();
+    },
+  };
+}
 
+/**
+ * Group commit on a SQLite connection. SQLite has one writer and pays for every commit, so callers that
+ * arrive while a transaction is open wait and then share the next one: each is answered only after that
+ * commit. Rows given to insert() are merged into one multi-row insert per table across the group;
+ * functions given to transaction() run after them, one by one. If anything in a group fails, the group
+ * is rolled back and each caller runs alone, so one bad write never fails another; functions must
+ * therefore only write to the database. Callers are answered after the WAL sync that follows their
+ * commit (walSync), while the next group already runs.
+ */
+function groupCommit(db: Db, databaseFile: string): Writer {
   const queue: Pending[] = [];
   let draining = false;
   const wal = walSync(databaseFile);
@@ -136,6 +159,6 @@ export function createWriter(db: Db, databaseFile: string): Writer {
   return {
     transaction: (fn) => enqueue(fn, undefined),
     insert: (rows) => enqueue((tx) => insertTables(tx, rows), rows),
-    close: () => wal.close(),
+    close: async () => wal.close(),
   };
 }
