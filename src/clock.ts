@@ -6,7 +6,11 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+// Busy moments format the same millisecond many times: the last one is kept.
+let last = { ms: Number.NaN, text: '' };
+
 /** Formats epoch milliseconds as Resend does: "2026-04-03 22:13:42.674+00". */
 export function toTimestamp(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '+00');
+  if (ms !== last.ms) last = { ms, text: new Date(ms).toISOString().replace('T', ' ').replace('Z', '+00') };
+  return last.text;
 }

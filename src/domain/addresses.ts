@@ -14,7 +14,9 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 /** A domain name in lower-case ASCII (punycode), or undefined when it is not one. */
 export function asciiDomain(domain: string): string | undefined {
-  const ascii = domainToASCII(domain.toLowerCase());
+  const lower = domain.toLowerCase();
+  // Most domains are plain ASCII already, which domainToASCII would only have checked, at some cost.
+  const ascii = /^[a-z0-9.-]+$/.test(lower) && !lower.includes('xn--') ? lower : domainToASCII(lower);
   if (!ascii || ascii.length > 253) return undefined;
   const labels = ascii.split('.');
   if (labels.length < 2 || !labels.every((label) => LABEL.test(label))) return undefined;
