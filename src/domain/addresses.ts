@@ -35,18 +35,20 @@ export function normalizeAddress(value: string): string | undefined {
   return address.length <= 254 ? address : undefined;
 }
 
+function invalidMailbox(value: string, field: string) {
+  return invalidField(field, `"${value}" is not a valid email address; use \`email@example.com\` or \`Name <email@example.com>\`.`);
+}
+
 /**
  * Parses `addr` or `Name <addr>` (the name optionally quoted). Line breaks are refused anywhere, so
  * nothing a client sends can start a new header or SMTP command.
  */
 export function parseMailbox(value: string, field: string): Mailbox {
-  const invalid = () =>
-    invalidField(field, `"${value}" is not a valid email address; use \`email@example.com\` or \`Name <email@example.com>\`.`);
-  if (/[\r\n\0]/.test(value)) throw invalid();
+  if (/[\r\n\0]/.test(value)) throw invalidMailbox(value, field);
   const trimmed = value.trim();
   const angle = trimmed.match(/^(.*?)\s*<([^<>]*)>$/s);
   const address = normalizeAddress(angle ? angle[2]!.trim() : trimmed);
-  if (!address) throw invalid();
+  if (!address) throw invalidMailbox(value, field);
   let name = angle?.[1]?.trim();
   if (name?.startsWith('"') && name.endsWith('"') && name.length >= 2) {
     name = name.slice(1, -1).replace(/\\(.)/g, '$1');

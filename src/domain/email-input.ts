@@ -75,7 +75,6 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
   const topic = await checkTopic(ctx, input.topic_id, recipients);
   const attachments = await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
   const initialStatus = input.scheduled_at === undefined ? 'queued' : 'scheduled';
-  const status = (address: string) => (topic.blocked.has(address) ? 'failed' : initialStatus);
 
   return {
     runAt,
@@ -102,7 +101,7 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
       broadcast_id: null,
       personalization: null,
     },
-    recipients: recipients.map((address) => ({ email_id: id, address, status: status(address) })),
+    recipients: recipients.map((address) => ({ email_id: id, address, status: topic.blocked.has(address) ? 'failed' : initialStatus })),
     attachments,
     events: [...topic.blocked].map(([address, reason]) => ({
       id: newId(),
