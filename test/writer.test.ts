@@ -103,10 +103,11 @@ for (const dialect of dialects) {
     });
 
     it('commits concurrent inserts; a duplicate fails alone, as a unique violation, and leaves nothing', async () => {
+      await ctx.writer.insert({ api_keys: [key(999)] });
       const results = await Promise.allSettled(
         Array.from({ length: 50 }, (_, i) =>
-          // Request 9 writes a new key, then one that request 8 writes too: whichever commits second fails.
-          ctx.writer.insert({ api_keys: i === 9 ? [key(1009), key(1008)] : [key(1000 + i)] }),
+          // Request 9 writes a new key, then one that exists already.
+          ctx.writer.insert({ api_keys: i === 9 ? [key(1009), key(999)] : [key(1000 + i)] }),
         ),
       );
       assert.deepEqual(

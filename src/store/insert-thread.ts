@@ -27,19 +27,40 @@ const lock = new WriteLock(lockBuffer);
 const wal = openSync(`${databaseFile}-wal`, 'a');
 
 const statements = new Map<string, SQLite.Statement>();
+// The statement each table used last: rows of a table nearly always have the same columns.
+const recent = new Map<string, { columns: string[]; statement: SQLite.Statement }>();
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-/** One row, with a statement prepared once per table and column list. A message delivers each Buffer
- * (attachment contents) as a plain Uint8Array, which SQLite stores as the same blob. */
-function insertRow(table: string, row: Record<string, unknown>): void {
-  const columns = Object.keys(row).filter((column) => row[column] !== undefined);
+function statementFor(table: string, columns: string[]): SQLite.Statement {
+  const last = recent.get(table);
+  if (last && last.columns.length === columns.length && last.columns.every((column, i) => column === columns[i])) return last.statement;
   const key = `${table}(${columns.join(',')})`;
   let statement = statements.get(key);
   if (!statement) {
     statement = sqlite.prepare(`INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
     statements.set(key, statement);
   }
-  statement.run(columns.map((column) => row[column]));
+  recent.set(table, { columns, statement });
+  return statement;
+}
+
+/** One row; a column whose value is undefined is left out. A message delivers each Buffer (attachment
+ * contents) as a plain Uint8Array, which SQLite stores as the same blob. */
+function insertRow(table: string, row: Record<string, unknown>): void {
+  let columns = Object.keys(row);
+  let values = Object.values(row);
+  if (values.includes(undefined)) {
+    columns = columns.filter((column) => row[column] !== undefined);
+    values = columns.map((column) => row[column]);
+  }
+  statementFor(table, columns).run(values);
+}
+
+/** One request's rows, tables in the order given (parents first). */
+function insertRows(rows: Rows): void {
+  for (const [table, list] of Object.entries(rows) as [string, Record<string, unknown>[]][]) {
+    for (const row of list) insertRow(table, row);
+  }
 }
 
 const describe = (error: unknown): InsertAnswer['error'] => {
@@ -47,24 +68,26 @@ const describe = (error: unknown): InsertAnswer['error'] => {
   return { message: String(message ?? error), code };
 };
 
-// One request's rows, tables in the order given (parents first). Nested in insertGroup, this runs in a
-// savepoint: a request that fails is undone alone, and the rest of its group still commits.
-const insertRequest = sqlite.transaction((rows: Rows) => {
-  for (const [table, list] of Object.entries(rows) as [string, Record<string, unknown>[]][]) {
-    for (const row of list) insertRow(table, row);
-  }
-});
+const insertGroup = sqlite.transaction((group: InsertRequest[]) => group.forEach(({ rows }) => insertRows(rows)));
+const insertAlone = sqlite.transaction(insertRows);
 
-const insertGroup = sqlite.transaction((group: InsertRequest[]): InsertAnswer[] =>
-  group.map(({ id, rows }) => {
-    try {
-      insertRequest(rows);
-      return { id };
-    } catch (error) {
-      return { id, error: describe(error) };
-    }
-  }),
-);
+/** Writes a group in one transaction. If a request fails (say, on a duplicate key), the group is rolled
+ * back and each request is written alone, so that the others still commit. */
+function writeGroup(group: InsertRequest[]): InsertAnswer[] {
+  try {
+    insertGroup.immediate(group);
+    return group.map(({ id }) => ({ id }));
+  } catch {
+    return group.map(({ id, rows }) => {
+      try {
+        insertAlone.immediate(rows);
+        return { id };
+      } catch (error) {
+        return { id, error: describe(error) };
+      }
+    });
+  }
+}
 
 /**
  * Group commit: the requests that arrived while a group was written form the next one. Each group is
@@ -77,9 +100,7 @@ async function run(): Promise<void> {
     let answers: InsertAnswer[];
     await lock.acquire();
     try {
-      answers = insertGroup.immediate(group);
-    } catch (error) {
-      answers = group.map(({ id }) => ({ id, error: describe(error) }));
+      answers = writeGroup(group);
     } finally {
       lock.release();
     }
