@@ -120,6 +120,12 @@ for (const dialect of dialects) {
       assert.ok(!ids.some((r) => r.id === 'key-1009'), 'the failed request wrote nothing');
     });
 
+    it('refuses a value the database cannot store, and goes on working', async () => {
+      await assert.rejects(ctx.writer.insert({ api_keys: [{ ...key(3000), name: (() => 'x') as unknown as string }] }));
+      await ctx.writer.insert({ api_keys: [key(3001)] });
+      assert.ok(await ctx.db.selectFrom('api_keys').select('id').where('id', '=', 'key-3001').executeTakeFirst());
+    });
+
     it('stores attachment bytes as given', async () => {
       const content = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
       await ctx.writer.insert(emailWithAttachment('email-blob', content));

@@ -64,10 +64,16 @@ export function startInserter(databaseFile: string, lock: WriteLock): Inserter {
       const id = sequence++;
       const entry = {} as Waiting;
       entry.promise = new Promise<void>((resolve, reject) => Object.assign(entry, { resolve, reject }));
-      waiting.set(id, entry);
       thread ??= start();
+      try {
+        // Throws for rows a message cannot carry (a function, say): then nothing was sent.
+        thread.postMessage({ id, rows } satisfies InsertRequest);
+      } catch (error) {
+        entry.reject(error as Error);
+        return entry.promise;
+      }
+      waiting.set(id, entry);
       if (waiting.size === 1) thread.ref();
-      thread.postMessage({ id, rows } satisfies InsertRequest);
       return entry.promise;
     },
     async close() {
