@@ -44,8 +44,10 @@ function statementFor(table: string, columns: string[]): SQLite.Statement {
   return statement;
 }
 
-/** One row; a column whose value is undefined is left out. A message delivers each Buffer (attachment
- * contents) as a plain Uint8Array, which SQLite stores as the same blob. */
+/**
+ * One row; a column whose value is undefined is left out. A message delivers each Buffer (attachment
+ * contents) as a plain Uint8Array, which SQLite stores as the same blob.
+ */
 function insertRow(table: string, row: Record<string, unknown>): void {
   let columns = Object.keys(row);
   let values = Object.values(row);
@@ -71,8 +73,10 @@ const describe = (error: unknown): InsertAnswer['error'] => {
 const insertGroup = sqlite.transaction((group: InsertRequest[]) => group.forEach(({ rows }) => insertRows(rows)));
 const insertAlone = sqlite.transaction(insertRows);
 
-/** Writes a group in one transaction. If a request fails (say, on a duplicate key), the group is rolled
- * back and each request is written alone, so that the others still commit. */
+/**
+ * Writes a group in one transaction. If a request fails (say, on a duplicate key), the group is rolled
+ * back and each request is written alone, so that the others still commit.
+ */
 function writeGroup(group: InsertRequest[]): InsertAnswer[] {
   try {
     insertGroup.immediate(group);

@@ -7,7 +7,10 @@ import { insertTables, type Rows } from './insert-rows.ts';
 export interface Writer {
   /** Runs `fn` in a transaction and resolves once it is committed and on disk. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  /** Inserts rows in one transaction and resolves once they are committed and on disk. */
+  /**
+   * Inserts rows in one transaction and resolves once they are committed and on disk. Never from
+   * inside transaction(): each would wait for the other.
+   */
   insert(rows: Rows): Promise<void>;
   /** Waits for the inserts under way, then releases what the writer holds. */
   close(): Promise<void>;
