@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { closeContext, createContext, type Context } from '../src/context.ts';
 import { readConfig } from '../src/config.ts';
-import { isUniqueViolation } from '../src/store/db.ts';
+import { isUniqueViolation, writeLockOf } from '../src/store/db.ts';
 import { createTestDatabase, dialects, TEST_ENV, type TestDatabase } from './harness.ts';
 
 const key = (i: number) => ({
@@ -136,3 +136,35 @@ for (const dialect of dialects) {
     });
   });
 }
+
+describe('write lock (sqlite)', () => {
+  let database: TestDatabase;
+  let ctx: Context;
+  before(async () => {
+    database = await createTestDatabase('sqlite');
+    ctx = await createContext(readConfig({ ...TEST_ENV, DATABASE_URL: database.url }));
+  });
+  after(async () => {
+    await closeContext(ctx);
+    await database.drop();
+  });
+
+  it('holds back writes, in transactions and alone, until it is released', async () => {
+    await ctx.writer.insert({ api_keys: [key(3999)] }); // the insert thread is up and running
+    const lock = writeLockOf(ctx.db)!;
+    await lock.acquire();
+    // Reads need no lock in WAL mode.
+    assert.deepEqual(await storedKeys(ctx, 4000, 3), []);
+    const done: string[] = [];
+    const writes = [
+      ctx.writer.transaction((tx) => tx.insertInto('api_keys').values(key(4000)).execute()).then(() => done.push('transaction')),
+      ctx.db.insertInto('api_keys').values(key(4001)).execute().then(() => done.push('alone')),
+      ctx.writer.insert({ api_keys: [key(4002)] }).then(() => done.push('insert')),
+    ];
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(done, [], 'nothing was written while another held the lock');
+    lock.release();
+    await Promise.all(writes);
+    assert.deepEqual((await storedKeys(ctx, 4000, 3)).sort(), ['key-4000', 'key-4001', 'key-4002']);
+  });
+});
