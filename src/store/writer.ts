@@ -18,21 +18,12 @@ export interface Writer {
 
 interface Pending {
   run: (tx: Tx) => Promise<unknown>;
-  rows: Rows | undefined;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
 
 const MAX_GROUP = 500;
 
-/** The rows of several callers merged, table by table, keeping each table's first-seen order. */
-function mergeRows(group: Pending[]): Rows {
-  const merged: Record<string, unknown[]> = {};
-  for (const p of group) {
-    for (const [table, list] of Object.entries(p.rows ?? {})) (merged[table] ??= []).push(...(list as unknown[]));
-  }
-  return merged as Rows;
-}
 
 const datasync = promisify(fdatasync);
 
@@ -99,10 +90,9 @@ export function createWriter(db: Db, databaseFile: string): Writer {
 /**
  * Group commit on a SQLite connection. SQLite has one writer and pays for every commit, so callers that
  * arrive while a transaction is open wait and then share the next one: each is answered only after that
- * commit. Rows given to insert() are merged into one multi-row insert per table across the group;
- * functions given to transaction() run after them, one by one. If anything in a group fails, the group
- * is rolled back and each caller runs alone, so one bad write never fails another; functions must
- * therefore only write to the database. Callers are answered after the WAL sync that follows their
+ * commit; their functions run one by one. (Only an in-memory database inserts here: a file's inserts
+ * go to the insert thread.) If anything in a group fails, the group is rolled back and each caller runs
+ * alone, so one bad write never fails another; functions must therefore only write to the database. Callers are answered after the WAL sync that follows their
  * commit (walSync), while the next group already runs.
  */
 function groupCommit(db: Db, databaseFile: string): Writer {
@@ -134,9 +124,8 @@ function groupCommit(db: Db, databaseFile: string): Writer {
       let results: unknown[];
       try {
         results = await db.transaction().execute(async (tx) => {
-          await insertTables(tx, mergeRows(group));
           const out: unknown[] = [];
-          for (const p of group) out.push(p.rows ? undefined : await p.run(tx));
+          for (const p of group) out.push(await p.run(tx));
           return out;
         });
       } catch {
@@ -148,9 +137,9 @@ function groupCommit(db: Db, databaseFile: string): Writer {
     draining = false;
   }
 
-  function enqueue<T>(run: (tx: Tx) => Promise<T>, rows: Rows | undefined): Promise<T> {
+  function enqueue<T>(run: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      queue.push({ run, rows, resolve: resolve as (value: unknown) => void, reject });
+      queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
       if (draining) return;
       draining = true;
       // SQLite statements complete without yielding, so a transaction started now would always run
@@ -160,8 +149,8 @@ function groupCommit(db: Db, databaseFile: string): Writer {
   }
 
   return {
-    transaction: (fn) => enqueue(fn, undefined),
-    insert: (rows) => enqueue((tx) => insertTables(tx, rows), rows),
+    transaction: enqueue,
+    insert: (rows) => enqueue((tx) => insertTables(tx, rows)),
     close: async () => wal.close(),
   };
 }
