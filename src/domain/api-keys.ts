@@ -85,7 +85,6 @@ export async function listApiKeys(ctx: Context, page: PageRequest) {
 
 export async function renameApiKey(ctx: Context, id: string, input: { name?: string }): Promise<void> {
   if (!(await store.renameApiKey(ctx.db, id, checkName(input.name)))) throw notFound('API key');
-  ctx.apiKeys.forget(id);
 }
 
 export async function deleteApiKey(ctx: Context, id: string): Promise<void> {
