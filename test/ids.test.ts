@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { newId } from '../src/ids.ts';
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('entity ids', () => {
+  it('are UUIDv7s, distinct, and sort in the order they were made, past many refills of the random source', () => {
+    const ids = Array.from({ length: 5000 }, newId);
+    for (const id of ids) assert.match(id, UUID_V7);
+    assert.equal(new Set(ids).size, ids.length);
+    assert.deepEqual([...ids].sort(), ids);
+  });
+
+  it('carry the time they were made in their first 48 bits', () => {
+    const before = Date.now();
+    const id = newId();
+    const after = Date.now();
+    const millis = parseInt(id.replaceAll('-', '').slice(0, 12), 16);
+    assert.ok(millis >= before && millis <= after, `${millis} within [${before}, ${after}]`);
+  });
+});
