@@ -1,7 +1,7 @@
 // The insert thread (inserter.ts): a connection of its own to the SQLite file, on which it inserts the
 // rows that the event loop sends, a group at a time.
 import { fdatasyncSync, openSync } from 'node:fs';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 import { openSqlite } from './db.ts';
 import type { Rows } from './insert-rows.ts';
@@ -93,13 +93,20 @@ function writeGroup(group: InsertRequest[]): InsertAnswer[] {
   }
 }
 
+/** The requests whose messages arrived meanwhile, taken from the port at once rather than as events. */
+function receiveWaiting(): void {
+  for (let message = receiveMessageOnPort(parentPort!); message; message = receiveMessageOnPort(parentPort!)) {
+    queue.push(message.message as InsertRequest);
+  }
+}
+
 /**
  * Group commit: the requests that arrived while a group was written form the next one. Each group is
  * one transaction, taken under the process's write lock; the WAL is synced before the group is answered,
  * so an answer without an error means the rows are on disk.
  */
 async function run(): Promise<void> {
-  while (queue.length > 0) {
+  for (receiveWaiting(); queue.length > 0; receiveWaiting()) {
     const group = queue.splice(0, MAX_GROUP);
     let answers: InsertAnswer[];
     await lock.acquire();
