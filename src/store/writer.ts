@@ -92,8 +92,9 @@ export function createWriter(db: Db, databaseFile: string): Writer {
  * arrive while a transaction is open wait and then share the next one: each is answered only after that
  * commit; their functions run one by one. (Only an in-memory database inserts here: a file's inserts
  * go to the insert thread.) If anything in a group fails, the group is rolled back and each caller runs
- * alone, so one bad write never fails another; functions must therefore only write to the database. Callers are answered after the WAL sync that follows their
- * commit (walSync), while the next group already runs.
+ * alone, so one bad write never fails another; functions must therefore only write to the database.
+ * Callers are answered after the WAL sync that follows their commit (walSync), while the next group
+ * already runs.
  */
 function groupCommit(db: Db, databaseFile: string): Writer {
   const queue: Pending[] = [];
