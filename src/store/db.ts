@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -145,6 +145,15 @@ export function openSqlite(url: string): SQLite.Database {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   return sqlite;
+}
+
+/**
+ * A descriptor of a SQLite file's WAL, for the writers to fdatasync after they commit (synchronous=NORMAL
+ * leaves that to them). SQLite has created the WAL by then (the database is open and migrated); 'a'
+ * also accepts its absence.
+ */
+export function openWal(databaseFile: string): number {
+  return openSync(`${databaseFile}-wal`, 'a');
 }
 
 /** Opens the database named by url: a PostgreSQL pool for postgres:// URLs, else a SQLite file. */

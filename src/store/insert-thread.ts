@@ -1,9 +1,9 @@
 // The insert thread (inserter.ts): a connection of its own to the SQLite file, on which it inserts the
 // rows that the event loop sends, a group at a time.
-import { fdatasyncSync, openSync } from 'node:fs';
+import { fdatasyncSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
-import { openSqlite } from './db.ts';
+import { openSqlite, openWal } from './db.ts';
 import type { Rows } from './insert-rows.ts';
 import { WriteLock } from './write-lock.ts';
 
@@ -23,8 +23,7 @@ const MAX_GROUP = 500;
 const { databaseFile, lock: lockBuffer } = workerData as { databaseFile: string; lock: SharedArrayBuffer };
 const sqlite = openSqlite(databaseFile);
 const lock = new WriteLock(lockBuffer);
-// SQLite has created the WAL by now (the event loop's connection opened and migrated the database).
-const wal = openSync(`${databaseFile}-wal`, 'a');
+const wal = openWal(databaseFile);
 
 const statements = new Map<string, SQLite.Statement>();
 // The statement each table used last: rows of a table nearly always have the same columns.

@@ -1,6 +1,6 @@
-import { closeSync, fdatasync, openSync } from 'node:fs';
+import { closeSync, fdatasync } from 'node:fs';
 import { promisify } from 'node:util';
-import { isPostgres, writeLockOf, type Db, type Tx } from './db.ts';
+import { isPostgres, openWal, writeLockOf, type Db, type Tx } from './db.ts';
 import { startInserter } from './inserter.ts';
 import { insertTables, type Rows } from './insert-rows.ts';
 
@@ -24,7 +24,6 @@ interface Pending {
 
 const MAX_GROUP = 500;
 
-
 const datasync = promisify(fdatasync);
 
 /**
@@ -36,8 +35,7 @@ const datasync = promisify(fdatasync);
  */
 function walSync(databaseFile: string): { afterCommit(): Promise<void>; close(): void } {
   if (databaseFile === ':memory:') return { afterCommit: async () => {}, close() {} };
-  // SQLite has created the WAL by now (the database is open and migrated); 'a' also accepts its absence.
-  const fd = openSync(`${databaseFile}-wal`, 'a');
+  const fd = openWal(databaseFile);
   let running: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
   const start = (): Promise<void> => {
