@@ -5,7 +5,7 @@ import autocannon from 'autocannon';
 import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 
-const TURNS = Number(process.env.BENCH_TURNS ?? 16);
+const TURNS = Number(process.env.BENCH_TURNS ?? 32);
 const TURN_S = Number(process.env.BENCH_SECONDS ?? 1.5);
 
 /** About 1 KB of JSON, as a typical transactional email. */
@@ -28,7 +28,33 @@ async function load(url: string, body: string, connections: number, seconds: num
 const WARM_UP_S = 2;
 const BATCH_S = 6;
 const rate = (r: autocannon.Result) => r.requests.total / TURN_S;
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
+const median = (values: number[]) => sorted(values)[Math.floor(values.length / 2)]!;
+const sum = (values: number[]) => values.reduce((x, y) => x + y, 0);
+
+interface Turn {
+  ceiling: autocannon.Result;
+  single: autocannon.Result;
+}
+
+/**
+ * A 95% interval for the ratio of (b)'s total to (a)'s, by resampling the pairs of turns (a percentile
+ * bootstrap): how far the reported ratio could have fallen with other turns of the same machine.
+ */
+function ratioInterval(turns: Turn[], resamples = 10_000): [number, number] {
+  const ratios = Array.from({ length: resamples }, () => {
+    let single = 0;
+    let ceiling = 0;
+    for (let i = 0; i < turns.length; i++) {
+      const turn = turns[Math.floor(Math.random() * turns.length)]!;
+      single += rate(turn.single);
+      ceiling += rate(turn.ceiling);
+    }
+    return single / ceiling;
+  });
+  const order = sorted(ratios);
+  return [order[Math.floor(resamples * 0.025)]!, order[Math.floor(resamples * 0.975)]!];
+}
 
 function headers() {
   return { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' };
@@ -38,11 +64,6 @@ async function startBare(): Promise<{ address: string; stop(): void }> {
   const child = fork(new URL('./bare-server.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
   const address = await new Promise<string>((resolve) => child.once('message', (m: { address: string }) => resolve(m.address)));
   return { address, stop: () => child.kill() };
-}
-
-interface Turn {
-  ceiling: autocannon.Result;
-  single: autocannon.Result;
 }
 
 export async function benchApi(): Promise<Figure[]> {
@@ -69,7 +90,7 @@ export async function benchApi(): Promise<Figure[]> {
     const batch = await load(`${mailroom.url}/emails/batch`, batchBody, 8, BATCH_S);
     const ceiling = turns.map((t) => rate(t.ceiling));
     const single = turns.map((t) => rate(t.single));
-    const sum = (values: number[]) => values.reduce((x, y) => x + y, 0);
+    const [low, high] = ratioInterval(turns);
     const pairs = turns.map((t) => rate(t.single) / rate(t.ceiling));
     return [
       { name: `(a) bare Fastify route, ${body.length} B body, 32 connections`, value: sum(ceiling) / TURNS, unit: 'req/s' },
@@ -80,6 +101,8 @@ export async function benchApi(): Promise<Figure[]> {
       { name: '(b) fastest turn', value: Math.max(...single), unit: 'req/s' },
       { name: '(b) p99 latency, worst turn', value: Math.max(...turns.map((t) => t.single.latency.p99)), unit: 'ms' },
       { name: `(b) / (a), ${TURNS} turns of ${TURN_S} s each`, value: sum(single) / sum(ceiling), unit: 'ratio' },
+      { name: '(b) / (a), 95% interval, low end', value: low, unit: 'ratio' },
+      { name: '(b) / (a), 95% interval, high end', value: high, unit: 'ratio' },
       { name: '(b) / (a), lowest pair of turns', value: Math.min(...pairs), unit: 'ratio' },
       { name: '(b) / (a), median pair of turns', value: median(pairs), unit: 'ratio' },
       { name: '(b) / (a), highest pair of turns', value: Math.max(...pairs), unit: 'ratio' },
