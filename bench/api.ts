@@ -32,25 +32,20 @@ const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
 const median = (values: number[]) => sorted(values)[Math.floor(values.length / 2)]!;
 const sum = (values: number[]) => values.reduce((x, y) => x + y, 0);
 
-interface Turn {
-  ceiling: autocannon.Result;
-  single: autocannon.Result;
-}
-
 /**
  * A 95% interval for the ratio of (b)'s total to (a)'s, by resampling the pairs of turns (a percentile
  * bootstrap): how far the reported ratio could have fallen with other turns of the same machine.
  */
-function ratioInterval(turns: Turn[], resamples = 10_000): [number, number] {
+function ratioInterval(single: number[], ceiling: number[], resamples = 10_000): [number, number] {
   const ratios = Array.from({ length: resamples }, () => {
-    let single = 0;
-    let ceiling = 0;
-    for (let i = 0; i < turns.length; i++) {
-      const turn = turns[Math.floor(Math.random() * turns.length)]!;
-      single += rate(turn.single);
-      ceiling += rate(turn.ceiling);
+    let singleTotal = 0;
+    let ceilingTotal = 0;
+    for (let n = 0; n < single.length; n++) {
+      const i = Math.floor(Math.random() * single.length);
+      singleTotal += single[i]!;
+      ceilingTotal += ceiling[i]!;
     }
-    return single / ceiling;
+    return singleTotal / ceilingTotal;
   });
   const order = sorted(ratios);
   return [order[Math.floor(resamples * 0.025)]!, order[Math.floor(resamples * 0.975)]!];
@@ -64,6 +59,11 @@ async function startBare(): Promise<{ address: string; stop(): void }> {
   const child = fork(new URL('./bare-server.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
   const address = await new Promise<string>((resolve) => child.once('message', (m: { address: string }) => resolve(m.address)));
   return { address, stop: () => child.kill() };
+}
+
+interface Turn {
+  ceiling: autocannon.Result;
+  single: autocannon.Result;
 }
 
 export async function benchApi(): Promise<Figure[]> {
@@ -90,8 +90,8 @@ export async function benchApi(): Promise<Figure[]> {
     const batch = await load(`${mailroom.url}/emails/batch`, batchBody, 8, BATCH_S);
     const ceiling = turns.map((t) => rate(t.ceiling));
     const single = turns.map((t) => rate(t.single));
-    const [low, high] = ratioInterval(turns);
-    const pairs = turns.map((t) => rate(t.single) / rate(t.ceiling));
+    const [low, high] = ratioInterval(single, ceiling);
+    const pairs = single.map((value, i) => value / ceiling[i]!);
     return [
       { name: `(a) bare Fastify route, ${body.length} B body, 32 connections`, value: sum(ceiling) / TURNS, unit: 'req/s' },
       { name: '(a) slowest turn', value: Math.min(...ceiling), unit: 'req/s' },
