@@ -5,8 +5,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Context } from './context.ts';
 import { authenticate } from './http/auth.ts';
-import { handleError } from './http/error-handler.ts';
+import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
+import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
+import { limitLargeBodies } from './http/large-bodies.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { audienceContactRoutes } from './http/routes/audience-contacts.ts';
 import { batchRoutes } from './http/routes/batch.ts';
@@ -36,6 +38,7 @@ function notFound(app: App) {
     const error = known
       ? new AppError('method_not_allowed', `Method ${request.method} is not allowed on ${url}.`)
       : new AppError('not_found', 'The requested endpoint does not exist.');
+    await drainBody(request);
     return reply.status(error.status).send(error.toBody());
   };
 }
@@ -46,7 +49,14 @@ export async function buildApp(ctx: Context): Promise<App> {
     loggerInstance: ctx.log as FastifyBaseLogger,
     // One line per request costs throughput; errors are still logged, with the request id.
     logController: new LogController({ disableRequestLogging: true }),
+    // Most routes take small JSON; those that take more say so (docs/api.md lists them).
     bodyLimit: 1024 * 1024,
+    // A client has this long to send its request, and a connection may sit idle a minute: a client
+    // trickling a body cannot hold a connection (and its buffers) for long.
+    requestTimeout: ctx.config.http.requestTimeoutMs,
+    connectionTimeout: 60_000,
+    // Node looks for requests past their timeout this often (30 s by default).
+    http: { connectionsCheckingInterval: 1000 },
     // Path parameters hold unsubscribe tokens (about 160 characters) and email addresses (up to 254).
     routerOptions: { maxParamLength: 512 },
     // Request ids need not sort by time as entity ids do: randomUUID is the cheaper UUID.
@@ -55,6 +65,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorateRequest('apiKey', null);
+  app.decorateRequest('bodyHash', undefined);
 
   // The Resend SDK sends `Content-Type: application/json` with no body on action routes
   // (cancel, verify, publish...): an empty body reads as {}.
@@ -63,6 +74,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, {});
+    hashBodyIfIdempotent(request, text);
     parseJson(request, text, done);
   });
   // Form posts: the unsubscribe page's forms and RFC 8058 one-click requests (`List-Unsubscribe=One-Click`).
@@ -83,6 +95,7 @@ export async function buildApp(ctx: Context): Promise<App> {
     done();
   });
   app.addHook('onRequest', authenticate(ctx));
+  app.addHook('onRequest', limitLargeBodies(ctx.config.http.maxLargeBodies));
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(notFound(app));
 

@@ -29,6 +29,12 @@ export interface Config {
     /** Connections open at once to one destination server. */
     readonly maxConnections: number;
   };
+  readonly http: {
+    /** How long a client may take to send a whole request, body included. */
+    readonly requestTimeoutMs: number;
+    /** Requests with a body over 1 MB served at once; more get 429 and retry. */
+    readonly maxLargeBodies: number;
+  };
   readonly logLevel: string;
   readonly allowPrivateAttachmentUrls: boolean;
   /** Keys Mailroom's own encryption and signatures; see secret.ts for the default. */
@@ -172,6 +178,10 @@ export function readConfig(env: Env = process.env): Config {
     direct: Object.freeze({
       port: integer(env, 'DIRECT_SMTP_PORT', 25, 1, 65535),
       maxConnections: integer(env, 'DIRECT_MAX_CONNECTIONS', 5, 1, 100),
+    }),
+    http: Object.freeze({
+      requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+      maxLargeBodies: integer(env, 'HTTP_MAX_LARGE_BODIES', 4, 1, 1000),
     }),
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),

@@ -23,7 +23,7 @@ export function resolveSecret(config: Config): string {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const created = randomBytes(48).toString('base64url');
-  mkdirSync(dir, { recursive: true }); // on a first start, before the database creates its folder
+  mkdirSync(dir, { recursive: true, mode: 0o700 }); // on a first start, before the database creates its folder
   writeFileSync(file, `${created}\n`, { mode: 0o600, flag: 'wx' });
   return created;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Resend } from 'resend';
-import { dialects, startApp, type TestApp } from './harness.ts';
+import { createTestDatabase, dialects, startApp, type TestApp } from './harness.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -125,6 +125,25 @@ for (const dialect of dialects) {
         assert.deepEqual(data!.data.map((k) => k.name), ['MAILROOM_API_KEY']);
       } finally {
         await t.close();
+      }
+    });
+
+    it('replaces the key of an earlier MAILROOM_API_KEY when the variable changes, and keeps the others', async () => {
+      const database = await createTestDatabase(dialect);
+      const old = `re_${'o'.repeat(36)}`;
+      const rotated = `re_${'n'.repeat(36)}`;
+      const first = await startApp(dialect, { worker: false, database, env: { MAILROOM_API_KEY: old } });
+      const { data: other } = await first.resend.apiKeys.create({ name: 'app' });
+      await first.close();
+      const second = await startApp(dialect, { worker: false, database, env: { MAILROOM_API_KEY: rotated } });
+      try {
+        const { data } = await second.resend.apiKeys.list();
+        assert.deepEqual(data!.data.map((k) => k.name).sort(), ['MAILROOM_API_KEY', 'app']);
+        assert.equal((await new Resend(old, { baseUrl: second.url }).apiKeys.list()).error?.name, 'invalid_api_key');
+        assert.equal((await new Resend(other!.token, { baseUrl: second.url }).apiKeys.list()).error, null);
+      } finally {
+        await second.close();
+        await database.drop();
       }
     });
   });

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, readConfig } from '../src/config.ts';
 import { resolveSecret } from '../src/secret.ts';
+import { startApp } from './harness.ts';
 
 describe('configuration', () => {
   it('has defaults that run a local, capturing instance', () => {
@@ -108,6 +109,22 @@ describe('configuration', () => {
     assert.equal(readFileSync(join(dir, 'secret'), 'utf8').trim(), first);
     const given = 'g'.repeat(40);
     assert.equal(resolveSecret(readConfig({ DATABASE_URL: join(dir, 'other.db'), MAILROOM_SECRET: given })), given);
+  });
+
+  it('creates the SQLite folder for its owner only, and the database, WAL and shared memory for their owner', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'mailroom-mode-')), 'data');
+    const database = { url: join(dir, 'mailroom.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    const t = await startApp('sqlite', { worker: false, database });
+    try {
+      await t.resend.emails.send({ from: 'a@example.com', to: 'b@example.com', subject: 's', text: 't' });
+      assert.equal(statSync(dir).mode & 0o777, 0o700);
+      for (const file of ['mailroom.db', 'mailroom.db-wal', 'mailroom.db-shm']) {
+        assert.equal(statSync(join(dir, file)).mode & 0o777, 0o600, file);
+      }
+    } finally {
+      await t.close();
+      await database.drop();
+    }
   });
 
   it('requires MAILROOM_SECRET with PostgreSQL, so that every process shares it', () => {

@@ -163,6 +163,18 @@ for (const dialect of dialects) {
       assert.equal(over.body.name, 'validation_error');
     });
 
+    it('imports a CSV sent as a plain form field (no filename) whole, past a megabyte', async () => {
+      const rows = Array.from({ length: 30_000 }, (_, i) => `plain-field-${String(i).padStart(6, '0')}@example.com,Name`);
+      const text = ['email,first_name', ...rows].join('\n');
+      assert.ok(text.length > 1024 * 1024);
+      const { status, body } = await upload(t, { file: text });
+      assert.equal(status, 201);
+      const done = await finished(t, body.id, 120_000);
+      assert.deepEqual([done.status, done.counts.total, done.counts.created], ['completed', 30_000, 30_000]);
+      const over = await upload(t, { file: 'x'.repeat(50 * 1024 * 1024 + 1) });
+      assert.equal(over.status, 413);
+    });
+
     it('needs a full-access key, like every route outside sending (the upload route has a scope of its own)', async () => {
       const { data } = await t.resend.apiKeys.create({ name: 'sender', permission: 'sending_access' });
       const form = new FormData();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { dialects, startApp, type TestApp } from './harness.ts';
+import { dialects, requestJson, startApp, type TestApp } from './harness.ts';
 
 const base = { from: 'Acme <hello@example.com>', to: 'user@example.com', subject: 'Hello', html: '<p>Hi</p>' };
 const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
@@ -93,7 +93,11 @@ for (const dialect of dialects) {
     });
 
     it('refuses invalid addresses, line breaks in addresses, and more than 50 recipients', async () => {
-      const bad = ['no-at-sign', 'a@b', 'two@@example.com', 'x@example.com\r\nRCPT TO:<evil@example.com>', 'Name <a@example.com', ''];
+      const bad = [
+        'no-at-sign', 'a@b', 'two@@example.com', 'x@example.com\r\nRCPT TO:<evil@example.com>', 'Name <a@example.com', '',
+        // Quoted local parts: RFC 5321's printable characters only, and no < or > (nodemailer rewrites them).
+        '"a>b"@example.org', '"a<b"@example.org', '"tab\there"@example.org', '"é"@example.org',
+      ];
       for (const address of bad) {
         for (const field of ['from', 'to', 'cc', 'bcc', 'reply_to']) {
           const response = await t.fetch('/emails', {
@@ -171,6 +175,52 @@ for (const dialect of dialects) {
         assert.equal(error?.name, 'invalid_attachment');
         assert.match(error!.message, message);
       }
+    });
+
+    it('takes content as base64 or as an array of byte values (the Python SDK), and inline_content_id as content_id', async () => {
+      const { status, body } = await requestJson(t, 'POST', '/emails', {
+        ...base,
+        attachments: [
+          { filename: 'a.txt', content: [...Buffer.from('hello bytes')] },
+          { filename: 'logo.png', content: png.toString('base64').replace(/(.{8})/g, '$1\n'), inline_content_id: 'logo' },
+        ],
+      });
+      assert.equal(status, 200);
+      const rows = await t.ctx.db.selectFrom('email_attachments').selectAll().where('email_id', '=', body.id).orderBy('position').execute();
+      assert.deepEqual(
+        rows.map((r) => [r.filename, Buffer.from(r.content).toString('hex'), r.content_id]),
+        [
+          ['a.txt', Buffer.from('hello bytes').toString('hex'), null],
+          ['logo.png', png.toString('hex'), 'logo'],
+        ],
+      );
+      const bad = await requestJson(t, 'POST', '/emails', { ...base, attachments: [{ filename: 'a.bin', content: [1, 256] }] });
+      assert.equal(bad.status, 422);
+    });
+
+    it('refuses multipart and message attachment types, and more than 100 attachments', async () => {
+      for (const type of ['multipart/mixed', 'message/rfc822', 'Multipart/Alternative; boundary=x']) {
+        const { error } = await t.resend.emails.send({ ...base, attachments: [{ filename: 'x', content: 'aGk=', contentType: type }] });
+        assert.equal(error?.name, 'validation_error', type);
+        assert.match(error!.message, /content_type/);
+      }
+      const many = Array.from({ length: 101 }, (_, i) => ({ filename: `${i}.txt`, content: 'aGk=' }));
+      const { error } = await t.resend.emails.send({ ...base, attachments: many });
+      assert.match(error!.message, /`attachments`.*at most 100/);
+    });
+
+    it('says why a remote attachment failed in general terms, never its URL nor the network error', async () => {
+      const { error } = await t.resend.emails.send({ ...base, attachments: [{ path: 'http://user:s3cret@127.0.0.1:1/private/report.pdf' }] });
+      assert.equal(error?.name, 'invalid_attachment');
+      assert.match(error!.message, /`attachments\[0\]\.path`.*refused/);
+      assert.doesNotMatch(error!.message, /s3cret|user|127\.0\.0\.1|report|ECONNREFUSED/);
+    });
+
+    it('lists emails with their message_id, as Resend does', async () => {
+      const { data } = await t.resend.emails.send(base);
+      const { data: list } = await t.resend.emails.list({ limit: 5 });
+      const row = list!.data.find((e) => e.id === data!.id) as { message_id?: string } | undefined;
+      assert.match(row?.message_id ?? '', new RegExp(`^<${data!.id}@example\\.com>$`));
     });
 
     it('caps all attachments together at 40 MB counted as base64', async () => {

@@ -31,10 +31,15 @@ for (const dialect of dialects) {
     });
 
     it('an unknown route is 404 not_found, a known path with another method is 405 method_not_allowed', async () => {
-      await assertError(await t.fetch('/nothing-here'), 404, 'not_found');
-      await assertError(await fetch(`${t.url}/nothing-here`), 404, 'not_found');
+      const unknown = /The requested endpoint does not exist/;
+      await assertError(await t.fetch('/nothing-here'), 404, 'not_found', unknown);
+      await assertError(await fetch(`${t.url}/nothing-here`), 404, 'not_found', unknown);
       await assertError(await t.fetch('/emails', { method: 'DELETE' }), 405, 'method_not_allowed');
-      await assertError(await t.fetch('/api-keys/abc', { method: 'GET' }), 405, 'method_not_allowed');
+      await assertError(await t.fetch('/api-keys/0192e3a4-1111-7000-8000-000000000000', { method: 'GET' }), 405, 'method_not_allowed');
+      // Paths that only look like an id route are unknown routes, not unknown ids nor other methods.
+      await assertError(await t.fetch('/emails/receiving'), 404, 'not_found', unknown);
+      await assertError(await t.fetch('/domains/claim', { method: 'POST', headers: json, body: '{}' }), 404, 'not_found', unknown);
+      await assertError(await t.fetch('/api-keys/abc', { method: 'GET' }), 404, 'not_found', unknown);
     });
 
     it('malformed JSON is 400 validation_error without parser internals', async () => {

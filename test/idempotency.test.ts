@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { Resend } from 'resend';
 import { purgeIdempotencyKeys } from '../src/store/idempotency-keys.ts';
 import { dialects, startApp, type TestApp } from './harness.ts';
 
@@ -31,14 +32,34 @@ for (const dialect of dialects) {
       assert.equal(await count(t, 'jobs'), before + 1);
     });
 
-    it('treats the same payload with its keys in another order as the same request', async () => {
+    it('compares requests by their bytes: the same payload written in another order is another request', async () => {
       const body = email('Reordered');
       const reordered = Object.fromEntries(Object.entries(body).reverse());
       const send = (payload: object) =>
         t.fetch('/emails', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'reorder' }, body: JSON.stringify(payload) });
-      const a = await (await send(body)).json();
-      const b = await (await send(reordered)).json();
-      assert.deepEqual(a, b);
+      const first = await send(body);
+      assert.equal(first.status, 200);
+      assert.deepEqual(await (await send(body)).json(), await first.json());
+      assert.equal((await send(reordered)).status, 409);
+    });
+
+    it('answers a body nested thousands deep with a validation error, not a stack overflow', async () => {
+      const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+      for (const path of ['/emails', '/emails/batch']) {
+        const response = await t.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'deep' }, body: `[{"from":"a@example.com","to":"b@example.com","subject":"s","text":"t","x":${deep}}]` });
+        assert.equal(response.status, path === '/emails' ? 422 : 200, path);
+      }
+    });
+
+    it('keeps each API key its own keys: another key reusing one neither replays nor learns of it', async () => {
+      const { data: other } = await t.resend.apiKeys.create({ name: 'other' });
+      const second = new Resend(other!.token, { baseUrl: t.url });
+      const first = await t.resend.emails.send(email('Scoped'), { idempotencyKey: 'per-api-key' });
+      const theirs = await second.emails.send(email('Scoped'), { idempotencyKey: 'per-api-key' });
+      assert.equal(theirs.error, null);
+      assert.notEqual(theirs.data!.id, first.data!.id);
+      const different = await second.emails.send(email('Other payload'), { idempotencyKey: 'per-api-key' });
+      assert.equal(different.error?.name, 'invalid_idempotent_request', 'their own key, used with another payload');
     });
 
     it('refuses the same key with another payload: 409 invalid_idempotent_request', async () => {

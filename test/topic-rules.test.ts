@@ -133,6 +133,43 @@ for (const dialect of dialects) {
       assert.match(batch.error!.message, /^Email at index 1: .*`topic_id`/);
     });
 
+    it('applies the rules again at send time: a contact who opts out while the email waits is skipped, with the reason', async () => {
+      await t.resend.contacts.create({ email: 'changed-mind@example.com', topics: [{ id: optOutTopic, subscription: 'opt_in' }] });
+      const { data } = await t.resend.emails.send({
+        ...base,
+        to: ['changed-mind@example.com', 'fan@example.com'],
+        topicId: optOutTopic,
+        scheduledAt: 'in 2 days',
+      });
+      await t.resend.contacts.topics.update({ email: 'changed-mind@example.com', topics: [{ id: optOutTopic, subscription: 'opt_out' }] });
+      t.advance(2 * 24 * 3600_000 + 1000);
+      assert.deepEqual((await delivered(t, smtp, data!.id)).to, ['fan@example.com']);
+      const skipped = (await events(t, data!.id)).find((e) => e.recipient === 'changed-mind@example.com')!;
+      assert.equal(skipped.type, 'failed');
+      assert.match(skipped.response!, /opted out of topic "Offers"/);
+    });
+
+    it('skips a broadcast recipient who unsubscribes while the email waits for a retry', async () => {
+      const segment = (await t.resend.segments.create({ name: 'Waiting' })).data!.id;
+      await t.resend.contacts.create({ email: 'patient@example.com', segments: [{ id: segment }] });
+      let refused = 0;
+      smtp.onRecipient = () => (refused++ === 0 ? { code: 451, message: '4.3.0 Try again later' } : undefined);
+      try {
+        const { data } = await t.resend.broadcasts.create({ from: base.from, subject: 'News', text: 'Hi', segmentId: segment, send: true });
+        const email = await eventually(async () => {
+          const rows = await t.ctx.db.selectFrom('emails').select(['id', 'last_event']).where('broadcast_id', '=', data!.id).execute();
+          return rows[0]?.last_event === 'delivery_delayed' ? rows[0] : undefined;
+        });
+        await t.resend.contacts.update({ email: 'patient@example.com', unsubscribed: true });
+        t.advance(10_000);
+        await eventually(async () => (await t.resend.emails.get(email.id)).data?.last_event === 'failed' || undefined);
+        assert.equal(smtp.messages.length, 0);
+        assert.match((await events(t, email.id)).at(-1)!.response!, /unsubscribed from all email/);
+      } finally {
+        smtp.onRecipient = () => undefined;
+      }
+    });
+
     it('leaves emails without a topic alone, whatever the contacts chose', async () => {
       const { data } = await t.resend.emails.send({ ...base, to: ['leaver@example.com', 'gone@example.com'] });
       assert.deepEqual([...(await delivered(t, smtp, data!.id)).to].sort(), ['gone@example.com', 'leaver@example.com']);

@@ -147,6 +147,31 @@ for (const dialect of dialects) {
       assert.equal((await subscriptions('dee@example.com'))['Product news'], 'opt_in');
     });
 
+    it('leaves only a topic the page shows: a private topic the contact does not receive is not the link’s to change', async () => {
+      const link = noTopic.get('bob@example.com')!;
+      const response = await anonymous(t, link, form({ topic_id: topics.Secret! }));
+      assert.equal(response.status, 404);
+      assert.match(await response.text(), /Topic not found/);
+      assert.equal((await subscriptions('bob@example.com')).Secret, 'opt_out');
+      const { data } = await t.resend.contacts.topics.update({ email: 'bob@example.com', topics: [{ id: topics.Secret!, subscription: 'opt_in' }] });
+      assert.ok(data);
+      assert.equal((await anonymous(t, link, form({ topic_id: topics.Secret! }))).status, 200, 'shown once the contact receives it');
+    });
+
+    it('sends its pages with headers that keep them unframed, uncached, script-free and out of Referers', async () => {
+      const link = noTopic.get('ann@example.com')!;
+      for (const response of [await anonymous(t, link), await anonymous(t, '/unsubscribe/nonsense'), await anonymous(t, link, form({}))]) {
+        const csp = response.headers.get('content-security-policy') ?? '';
+        assert.match(csp, /default-src 'none'/);
+        assert.match(csp, /frame-ancestors 'none'/);
+        assert.match(csp, /form-action 'self'/);
+        assert.equal(response.headers.get('x-frame-options'), 'DENY');
+        assert.equal(response.headers.get('cache-control'), 'no-store');
+        assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
+        assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+      }
+    });
+
     it('answers a POST that asks for nothing, or for an unknown topic, with an html error page', async () => {
       const link = onTopic.get('dee@example.com')!;
       const empty = await anonymous(t, link, form({}));

@@ -13,6 +13,7 @@ const key = (i: number) => ({
   domain_id: null,
   created_at: '2026-01-01 00:00:00.000+00',
   last_used_at: null,
+  configured: 0,
 });
 
 /** Which of the keys key-`from` to key-`from + count - 1` are stored. */

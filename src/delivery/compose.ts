@@ -2,22 +2,10 @@ import { convert } from 'html-to-text';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { AttachmentRow, EmailRow } from '../store/emails.ts';
 
-/** The header that carries an email's tags, as `name=value` pairs separated by commas. */
-export const TAGS_HEADER = 'X-Mailroom-Tags';
-
 /** The text part: as given, none when given as "", else generated from the html. */
 export function textPart(html: string | null, text: string | null): string | undefined {
   if (text !== null) return text === '' ? undefined : text;
   return html === null ? undefined : convert(html, { wordwrap: 78 });
-}
-
-function headersOf(email: EmailRow): Record<string, string> {
-  const headers: Record<string, string> = email.headers ? JSON.parse(email.headers) : {};
-  if (email.tags) {
-    const tags: { name: string; value?: string }[] = JSON.parse(email.tags);
-    headers[TAGS_HEADER] = tags.map((t) => (t.value ? `${t.name}=${t.value}` : t.name)).join(', ');
-  }
-  return headers;
 }
 
 /**
@@ -36,7 +24,8 @@ export function composeMessage(email: EmailRow, attachments: AttachmentRow[], da
     subject: email.subject,
     messageId: email.message_id,
     date,
-    headers: headersOf(email),
+    // Tags are the sender's private data (customer ids, plans): they stay in the database and events.
+    headers: email.headers ? JSON.parse(email.headers) : {},
     html: email.html ?? undefined,
     text: textPart(email.html, email.text),
     attachments: attachments.map((a) => ({

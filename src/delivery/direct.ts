@@ -5,7 +5,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { isAbsent } from '../dns.ts';
 import { domainOf } from '../domain/addresses.ts';
-import { DeliveryError, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
+import { DeliveryError, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
 import type { OutgoingMessage, Transport } from './transports.ts';
 
 // Direct delivery: Mailroom is the sending MTA. Recipients are grouped by domain, each domain's mail
@@ -40,17 +40,18 @@ async function addressesOf(resolver: Resolver, host: string): Promise<string[]> 
   return [v4, v6].flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
 }
 
-const rejectAll = (to: string[], code: number | undefined, response: string): SendResult => ({
-  accepted: [],
-  rejected: to.map((address) => ({ address, code, response })),
-  response,
-});
+const rejectAll = (to: string[], code: number | undefined, response: string): SendResult =>
+  resultForAll(to, { accepted: false, code, response });
 
-function byDomain(addresses: string[]): Map<string, string[]> {
-  const groups = new Map<string, string[]>();
-  for (const address of addresses) {
+/** The recipients of each domain, with their positions in `addresses`. */
+function byDomain(addresses: string[]): Map<string, { to: string[]; positions: number[] }> {
+  const groups = new Map<string, { to: string[]; positions: number[] }>();
+  for (const [position, address] of addresses.entries()) {
     const domain = domainOf(address).toLowerCase();
-    groups.set(domain, [...(groups.get(domain) ?? []), address]);
+    const group = groups.get(domain) ?? { to: [], positions: [] };
+    group.to.push(address);
+    group.positions.push(position);
+    groups.set(domain, group);
   }
   return groups;
 }
@@ -129,12 +130,10 @@ export function directTransport(config: Config, resolver: Resolver, clock: Clock
       const { domain } = message;
       const from = domain ? `${message.emailId}@${domain.custom_return_path}.${domain.name}` : message.from;
       const groups = [...byDomain(message.to)];
-      const results = await Promise.all(groups.map(([name, to]) => sendToDomain(name, to, message, from)));
-      return {
-        accepted: results.flatMap((r) => r.accepted),
-        rejected: results.flatMap((r) => r.rejected),
-        response: [...new Set(results.map((r) => r.response).filter(Boolean))].join(' | '),
-      };
+      const results = await Promise.all(groups.map(([name, group]) => sendToDomain(name, group.to, message, from)));
+      const recipients: SendResult['recipients'] = [];
+      groups.forEach(([, group], i) => group.positions.forEach((position, j) => (recipients[position] = results[i]!.recipients[j]!)));
+      return { recipients, response: [...new Set(results.map((r) => r.response).filter(Boolean))].join(' | ') };
     },
     close() {
       for (const pool of pools.values()) pool.transport.close();

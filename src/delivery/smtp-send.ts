@@ -8,16 +8,24 @@ export interface SmtpSender {
   sendMail(mail: { envelope: { from: string; to: string[] }; raw: Buffer }): Promise<{ accepted: unknown[]; response: string }>;
 }
 
-export interface Rejection {
-  address: string;
+/** What nodemailer's sendMail answers: the envelope as it wrote it, and the server's replies. */
+interface SentInfo {
+  envelope?: { to: string[] };
+  accepted: unknown[];
+  rejectedErrors?: SmtpError[];
+  response: string;
+}
+
+/** What the receiving server said of one recipient: taken, or refused with its reply. */
+export interface RecipientResult {
+  accepted: boolean;
   code: number | undefined;
   response: string;
 }
 
-/** What the receiving server said: recipients it took, and those it refused (with its reply). */
+/** What the server said of each recipient, in the order of the envelope's `to`, and of the message. */
 export interface SendResult {
-  accepted: string[];
-  rejected: Rejection[];
+  recipients: RecipientResult[];
   response: string;
 }
 
@@ -29,11 +37,35 @@ interface SmtpError extends Error {
   rejectedErrors?: SmtpError[];
 }
 
-const rejection = (error: SmtpError): Rejection => ({
-  address: error.recipient ?? '',
-  code: error.responseCode,
-  response: error.response ?? error.message,
-});
+const refusal = (error: SmtpError): RecipientResult => ({ accepted: false, code: error.responseCode, response: error.response ?? error.message });
+
+/** The same result for every recipient of `to`. */
+export function resultForAll(to: string[], result: RecipientResult): SendResult {
+  return { recipients: to.map(() => result), response: result.response };
+}
+
+/**
+ * Each recipient's result, by position. nodemailer parses the envelope's addresses and may write one
+ * differently on the wire (a quoted local part), and reports what the server said of each as it wrote
+ * it; its envelope lists the addresses as written, in our order, so the i-th written address stands for
+ * our i-th recipient.
+ */
+function byPosition(to: string[], written: string[], accepted: string[], refusals: SmtpError[], response: string): RecipientResult[] {
+  const wire = written.length === to.length ? written : to;
+  const taken = new Map<string, number>();
+  for (const address of accepted) taken.set(address, (taken.get(address) ?? 0) + 1);
+  const refused = [...refusals];
+  return wire.map((address) => {
+    const count = taken.get(address) ?? 0;
+    if (count > 0) {
+      taken.set(address, count - 1);
+      return { accepted: true, code: undefined, response };
+    }
+    const index = refused.findIndex((error) => error.recipient === address);
+    const error = index === -1 ? undefined : refused.splice(index, 1)[0]!;
+    return error ? refusal(error) : { accepted: false, code: undefined, response: `No answer for this recipient: ${response}` };
+  });
+}
 
 /** A failure of the whole message (connection, MAIL FROM, DATA); `code` is the SMTP reply code if any. */
 export class DeliveryError extends Error {
@@ -56,14 +88,16 @@ export class DeliveryError extends Error {
  */
 export async function sendVia(transport: SmtpSender, envelope: { from: string; to: string[] }, raw: Buffer): Promise<SendResult> {
   try {
-    const info = await transport.sendMail({ envelope, raw });
-    const rejectedErrors: SmtpError[] = (info as { rejectedErrors?: SmtpError[] }).rejectedErrors ?? [];
-    return { accepted: info.accepted.map(String), rejected: rejectedErrors.map(rejection), response: info.response };
+    const info = (await transport.sendMail({ envelope, raw })) as SentInfo;
+    const written = info.envelope?.to ?? envelope.to;
+    return { recipients: byPosition(envelope.to, written, info.accepted.map(String), info.rejectedErrors ?? [], info.response), response: info.response };
   } catch (error) {
     const smtpError = error as SmtpError;
-    // Every recipient refused at RCPT: report each refusal rather than one failure.
+    // Every recipient refused at RCPT: report each refusal, in the order they were sent.
     if (smtpError.code === 'EENVELOPE' && smtpError.rejectedErrors?.length) {
-      return { accepted: [], rejected: smtpError.rejectedErrors.map(rejection), response: smtpError.response ?? '' };
+      const refusals = smtpError.rejectedErrors;
+      const written = refusals.length === envelope.to.length ? refusals.map((e) => e.recipient ?? '') : envelope.to;
+      return { recipients: byPosition(envelope.to, written, [], refusals, smtpError.response ?? ''), response: smtpError.response ?? '' };
     }
     // STARTTLS that fails where TLS is required is the connection's failure, not a refusal of the
     // message: worth another server or another try, whatever the server replied.

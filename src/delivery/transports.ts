@@ -6,7 +6,7 @@ import type { Db } from '../store/db.ts';
 import type { DomainRow } from '../store/domains.ts';
 import { saveCapturedMessage } from '../store/emails.ts';
 import { directTransport } from './direct.ts';
-import { SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
+import { resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
 
 export interface OutgoingMessage {
   emailId: string;
@@ -29,7 +29,7 @@ function captureTransport(db: Db, clock: Clock): Transport {
     kind: 'capture',
     async send(message) {
       await saveCapturedMessage(db, message.emailId, message.raw, toTimestamp(clock.now()));
-      return { accepted: message.to, rejected: [], response: '250 2.0.0 Captured by Mailroom (capture mode)' };
+      return resultForAll(message.to, { accepted: true, code: undefined, response: '250 2.0.0 Captured by Mailroom (capture mode)' });
     },
     close() {},
   };

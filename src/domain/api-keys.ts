@@ -24,24 +24,17 @@ function checkName(name: string | undefined): string {
   return name;
 }
 
-async function storeKey(
-  ctx: Context,
-  token: string,
-  name: string,
-  permission: Permission,
-  domainId: string | null,
-): Promise<string> {
-  const id = newId();
-  await store.insertApiKey(ctx.db, {
-    id,
+function keyRow(ctx: Context, token: string, name: string, permission: Permission, domainId: string | null): store.ApiKeyRow {
+  return {
+    id: newId(),
     name,
     token_hash: hashToken(token),
     permission,
     domain_id: domainId,
     created_at: toTimestamp(ctx.clock.now()),
     last_used_at: null,
-  });
-  return id;
+    configured: 0,
+  };
 }
 
 /** Creates a key and returns its token, the only time the token is ever shown. */
@@ -58,20 +51,22 @@ export async function createApiKey(
   const domainId = permission === 'sending_access' ? (input.domain_id ?? null) : null;
   if (domainId !== null && !(await findDomain(ctx.db, domainId))) throw invalidField('domain_id', 'no domain has this id.');
   const token = newToken();
-  const id = await storeKey(ctx, token, name, permission, domainId);
-  return { id, token };
+  const row = keyRow(ctx, token, name, permission, domainId);
+  await store.insertApiKey(ctx.db, row);
+  return { id: row.id, token };
 }
 
 /**
- * At start: MAILROOM_API_KEY, when set, is a full-access key; with no key at all, one is created.
- * Returns the token of a key created now, so that it can be printed once.
+ * At start: MAILROOM_API_KEY, when set, is a full-access key, and replaces the key an earlier value of
+ * the variable gave (a changed key is a rotated key); with no key at all, one is created. Returns the
+ * token of a key created now, so that it can be printed once.
  */
 export async function seedApiKey(ctx: Context): Promise<string | undefined> {
   const configured = ctx.config.apiKey;
   if (configured !== undefined) {
-    if (!(await store.findApiKeyByHash(ctx.db, hashToken(configured)))) {
-      await storeKey(ctx, configured, 'MAILROOM_API_KEY', 'full_access', null);
-    }
+    const row = { ...keyRow(ctx, configured, 'MAILROOM_API_KEY', 'full_access', null), configured: 1 };
+    const replaced = await ctx.writer.transaction((tx) => store.replaceConfiguredKey(tx, row));
+    for (const id of replaced) ctx.apiKeys.forget(id);
     return undefined;
   }
   if ((await store.countApiKeys(ctx.db)) > 0) return undefined;

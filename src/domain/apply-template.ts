@@ -2,7 +2,7 @@ import type { Context } from '../context.ts';
 import { AppError } from '../http/errors.ts';
 import type { SendEmailInput } from '../http/schemas.ts';
 import { findPublishedTemplate } from '../store/templates.ts';
-import { parseTemplate, renderTemplate, type ParsedTemplate, type Value } from './render-template.ts';
+import { MAX_RENDERED_LENGTH, parseTemplate, renderTemplate, type ParsedTemplate, type Value } from './render-template.ts';
 import { checkVariableKey, checkVariableValue, type TemplateVariable } from './template-variables.ts';
 
 /** A send payload with its template applied, and the id of that template. */
@@ -68,10 +68,19 @@ export async function applyTemplate(
     input: {
       ...input,
       from: input.from ?? version.from ?? undefined,
-      subject: subject ? renderTemplate(subject, lookup, false) : input.subject,
+      subject: subject ? render(subject, lookup, false) : input.subject,
       reply_to: input.reply_to ?? (version.reply_to === null ? undefined : (JSON.parse(version.reply_to) as string[])),
-      html: renderTemplate(html, lookup, true),
-      text: text && renderTemplate(text, lookup, false),
+      html: render(html, lookup, true),
+      text: text && render(text, lookup, false),
     },
   };
+}
+
+/** Renders a part, refusing one that the variables would make larger than MAX_RENDERED_LENGTH. */
+function render(parsed: ParsedTemplate, lookup: (name: string) => Value | undefined, html: boolean): string {
+  const out = renderTemplate(parsed, lookup, html);
+  if (out.length > MAX_RENDERED_LENGTH) {
+    throw new AppError('validation_error', `The rendered template is larger than ${MAX_RENDERED_LENGTH / 1024 / 1024} MB; send smaller variable values.`);
+  }
+  return out;
 }

@@ -1,11 +1,11 @@
 import type { Context } from '../context.ts';
-import { invalidField, missingField } from '../http/errors.ts';
+import { invalidField, missingField, quoted } from '../http/errors.ts';
 import type { BroadcastRow } from '../store/broadcasts.ts';
 import { findSegment } from '../store/segments.ts';
 import { findTopic } from '../store/topics.ts';
 import { formatMailbox, parseMailbox } from './addresses.ts';
 import { checkSenderDomain } from './sender-domain.ts';
-import { checkReplyTo } from './template-input.ts';
+import { checkPlaceholders, checkReplyTo } from './template-input.ts';
 
 /** The fields of POST /broadcasts and PATCH /broadcasts/:id; null clears an optional one on update. */
 export interface BroadcastInput {
@@ -36,7 +36,7 @@ export type BroadcastContent = Pick<
 /** The segment a broadcast goes to must exist; `field` names it as the client did. */
 export async function checkSegment(ctx: Context, id: string, field: string): Promise<string> {
   const segment = await findSegment(ctx.db, id.toLowerCase());
-  if (!segment) throw invalidField(field, `there is no segment with id "${id}".`);
+  if (!segment) throw invalidField(field, `there is no segment with id ${quoted(id)}.`);
   return segment.id;
 }
 
@@ -44,7 +44,7 @@ export async function checkSegment(ctx: Context, id: string, field: string): Pro
 export async function checkTopic(ctx: Context, id: string | null): Promise<string | null> {
   if (id === null) return null;
   const topic = await findTopic(ctx.db, id.toLowerCase());
-  if (!topic) throw invalidField('topic_id', `there is no topic with id "${id}".`);
+  if (!topic) throw invalidField('topic_id', `there is no topic with id ${quoted(id)}.`);
   return topic.id;
 }
 
@@ -67,12 +67,12 @@ export async function checkContent(ctx: Context, input: BroadcastInput): Promise
   if (input.topic_id !== undefined) content.topic_id = await checkTopic(ctx, input.topic_id);
   if (input.from !== undefined) content.from = formatMailbox(parseMailbox(input.from, 'from'));
   // Line breaks in a subject would end the header: fold them to spaces, as for emails.
-  if (input.subject !== undefined) content.subject = input.subject.replace(/[\r\n]+/g, ' ');
+  if (input.subject !== undefined) content.subject = checkPlaceholders(input.subject.replace(/[\r\n]+/g, ' '), 'subject');
   if (input.reply_to !== undefined) content.reply_to = input.reply_to === null ? null : checkReplyTo(input.reply_to);
   if (input.name !== undefined) content.name = input.name;
-  if (input.preview_text !== undefined) content.preview_text = input.preview_text;
-  if (input.html !== undefined) content.html = input.html;
-  if (input.text !== undefined) content.text = input.text;
+  if (input.preview_text !== undefined) content.preview_text = input.preview_text && checkPlaceholders(input.preview_text, 'preview_text');
+  if (input.html !== undefined) content.html = checkPlaceholders(input.html, 'html');
+  if (input.text !== undefined) content.text = input.text && checkPlaceholders(input.text, 'text');
   return content;
 }
 

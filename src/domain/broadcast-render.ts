@@ -69,11 +69,14 @@ function withPropertyFallbacks(parsed: ParsedTemplate, fallbacks: Record<string,
 }
 
 /** The preview text goes first in the body, hidden: inboxes show it beside the subject. */
-function withPreviewText(html: string, previewText: string | null): string {
+export function withPreviewText(html: string, previewText: string | null): string {
   if (!previewText) return html;
   const hidden = `<div style="display:none;max-height:0;overflow:hidden;mso-hide:all">${escapeHtml(previewText)}</div>`;
-  const body = /<body[^>]*>/i.exec(html);
-  return body ? html.slice(0, body.index + body[0].length) + hidden + html.slice(body.index + body[0].length) : hidden + html;
+  // The end of the opening <body> tag, found by position: a pattern retried from every "<body" that
+  // does not close would take time in the square of the html's length.
+  const open = html.search(/<body/i);
+  const end = open === -1 ? -1 : html.indexOf('>', open) + 1;
+  return end > 0 ? html.slice(0, end) + hidden + html.slice(end) : hidden + html;
 }
 
 // Content changes only while a broadcast is a draft, before it has any email; once it is sending it is

@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { invalidField, notFound } from '../http/errors.ts';
+import { invalidField, notFound, quoted } from '../http/errors.ts';
 import * as contacts from '../store/contacts.ts';
 import { findPropertiesByKeys } from '../store/contact-properties.ts';
 import type { ContactTopicTable, Subscription } from '../store/schema.ts';
@@ -17,7 +17,7 @@ export interface TopicRef {
 /** A contact's email as stored and compared: a valid address, lowercased. */
 export function contactEmail(value: string, field = 'email'): string {
   const address = normalizeAddress(value.trim());
-  if (!address) throw invalidField(field, `"${value}" is not a valid email address.`);
+  if (!address) throw invalidField(field, `${quoted(value)} is not a valid email address.`);
   return address.toLowerCase();
 }
 
@@ -49,7 +49,7 @@ export async function checkPropertyValues(
   for (const [key, value] of entries) {
     const definition = definitions.get(key);
     if (!definition) {
-      throw invalidField(`properties.${key}`, `there is no contact property "${key}"; create it first with POST /contact-properties.`);
+      throw invalidField(`properties.${key}`, `there is no contact property ${quoted(key)}; create it first with POST /contact-properties.`);
     }
     if (value === null) unset.push(definition.id);
     else if (typeof value !== definition.type) {
@@ -65,7 +65,7 @@ export async function checkSegmentRefs(ctx: Context, refs: SegmentRef[], field: 
   const ids = refs.map((ref) => (typeof ref === 'string' ? ref : ref.id).toLowerCase());
   const known = await findSegmentIds(ctx.db, ids);
   ids.forEach((id, i) => {
-    if (!known.has(id)) throw invalidField(`${field}[${i}]`, `there is no segment with id "${id}".`);
+    if (!known.has(id)) throw invalidField(`${field}[${i}]`, `there is no segment with id ${quoted(id)}.`);
   });
   return [...new Set(ids)];
 }
@@ -75,7 +75,7 @@ export async function checkTopicRefs(ctx: Context, refs: TopicRef[], field: stri
   const known = await findTopicIds(ctx.db, refs.map((ref) => ref.id.toLowerCase()));
   const byTopic = new Map<string, Subscription>();
   refs.forEach((ref, i) => {
-    if (!known.has(ref.id.toLowerCase())) throw invalidField(`${field}[${i}].id`, `there is no topic with id "${ref.id}".`);
+    if (!known.has(ref.id.toLowerCase())) throw invalidField(`${field}[${i}].id`, `there is no topic with id ${quoted(ref.id)}.`);
     byTopic.set(ref.id.toLowerCase(), ref.subscription);
   });
   return [...byTopic].map(([topic_id, subscription]) => ({ topic_id, subscription }));

@@ -1,6 +1,6 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { invalidField, missingField, notFound } from '../http/errors.ts';
+import { invalidField, missingField, notFound, quoted } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import * as store from '../store/contact-properties.ts';
@@ -44,7 +44,7 @@ export async function createProperty(ctx: Context, input: ContactPropertyInput):
     fallback_value: checkFallback(input.type, input.fallback_value),
     created_at: toTimestamp(ctx.clock.now()),
   };
-  if (!(await store.insertProperty(ctx.db, row))) throw invalidField('key', `a contact property "${input.key}" exists already.`);
+  if (!(await store.insertProperty(ctx.db, row))) throw invalidField('key', `a contact property ${quoted(input.key)} exists already.`);
   return { id: row.id };
 }
 

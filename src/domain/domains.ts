@@ -1,7 +1,7 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
 import { generateDkimKey } from '../delivery/dkim.ts';
-import { AppError, invalidField, missingField, notFound } from '../http/errors.ts';
+import { AppError, invalidField, missingField, notFound, quoted } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import * as store from '../store/domains.ts';
 import { cancelJob, replaceJob } from '../store/jobs.ts';
@@ -82,7 +82,7 @@ const alreadyRegistered = (name: string) => new AppError('forbidden', `The ${nam
 export async function createDomain(ctx: Context, input: DomainInput) {
   if (input.name === undefined) throw missingField('name');
   const name = asciiDomain(input.name.trim());
-  if (!name) throw invalidField('name', `"${input.name}" is not a domain name such as example.com.`);
+  if (!name) throw invalidField('name', `${quoted(input.name)} is not a domain name such as example.com.`);
   const region = input.region ?? 'us-east-1';
   if (!REGIONS.includes(region)) throw new AppError('invalid_region', `Region must be ${REGIONS.map((r) => `"${r}"`).join(' | ')}`);
   const returnPath = subdomain(input.custom_return_path ?? 'send', 'custom_return_path');

@@ -19,7 +19,7 @@ export interface PreparedEmail extends EmailRows {
 // Headers Mailroom writes itself from the payload's fields; setting them twice would corrupt the message.
 const RESERVED_HEADERS = new Set([
   'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'sender',
-  'mime-version', 'content-type', 'content-transfer-encoding', 'x-mailroom-tags',
+  'mime-version', 'content-type', 'content-transfer-encoding',
 ]);
 const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]{1,100}$/;
 

@@ -54,7 +54,8 @@ export async function sendEmail(ctx: Context, input: SendEmailInput, key: Sender
 
 const list = (json: string): string[] => JSON.parse(json);
 
-type ListColumns = 'id' | 'to' | 'from' | 'created_at' | 'subject' | 'bcc' | 'cc' | 'reply_to' | 'last_event' | 'scheduled_at' | 'broadcast_id';
+type ListColumns =
+  | 'id' | 'to' | 'from' | 'created_at' | 'subject' | 'bcc' | 'cc' | 'reply_to' | 'last_event' | 'scheduled_at' | 'broadcast_id' | 'message_id';
 
 function toListItem(row: Pick<emails.EmailRow, ListColumns>) {
   return {
@@ -68,6 +69,7 @@ function toListItem(row: Pick<emails.EmailRow, ListColumns>) {
     reply_to: list(row.reply_to),
     last_event: row.last_event,
     scheduled_at: row.scheduled_at,
+    message_id: row.message_id,
     // Mailroom's addition, only on a broadcast's emails (as in Resend's webhook payloads).
     ...(row.broadcast_id ? { broadcast_id: row.broadcast_id } : {}),
   };
@@ -95,7 +97,6 @@ export async function getEmail(ctx: Context, id: string) {
   return {
     object: 'email' as const,
     ...toListItem(row),
-    message_id: row.message_id,
     html: row.html,
     text: row.text,
     tags: row.tags ? (JSON.parse(row.tags) as { name: string; value?: string }[]).map((t) => ({ name: t.name, value: t.value ?? '' })) : [],

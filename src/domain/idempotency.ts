@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Context } from '../context.ts';
@@ -9,8 +8,10 @@ import { findIdempotencyKey, purgeIdempotencyKeys, type IdempotencyKeyRow } from
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const PURGE_EVERY_MS = 3600 * 1000;
 
-/** A request that carries an Idempotency-Key: the key, where it was sent, and a hash of what was sent. */
+/** A request that carries an Idempotency-Key: who sent it, the key, where, and a hash of what was sent. */
 export interface IdempotentRequest {
+  /** The API key of the request: each API key has its own idempotency keys. */
+  apiKeyId: string;
   endpoint: string;
   key: string;
   requestHash: string;
@@ -30,26 +31,6 @@ export function createIdempotencyState(db: Db, clock: Clock, log: Logger): Idemp
   return { inFlight: new Set(), close: () => clearInterval(timer) };
 }
 
-/** JSON with sorted keys, so that the same payload hashes the same whatever its key order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-/** Reads the Idempotency-Key header of a request to `endpoint`; undefined when there is none. */
-export function idempotentRequest(endpoint: string, key: string | string[] | undefined, payload: unknown): IdempotentRequest | undefined {
-  if (key === undefined) return undefined;
-  if (typeof key !== 'string' || key.length < 1 || key.length > 256) {
-    throw new AppError('invalid_idempotency_key', 'Idempotency keys, if present, must have between 1 and 256 characters.');
-  }
-  const requestHash = createHash('sha256').update(canonicalJson(payload)).digest('hex');
-  return { endpoint, key, requestHash };
-}
-
 function replay<R>(request: IdempotentRequest, row: IdempotencyKeyRow): R {
   if (row.request_hash !== request.requestHash) {
     throw new AppError(
@@ -61,7 +42,7 @@ function replay<R>(request: IdempotentRequest, row: IdempotencyKeyRow): R {
 }
 
 /**
- * Runs `handle` at most once per key and endpoint within 24 hours. The same key with the same payload
+ * Runs `handle` at most once per API key, endpoint and idempotency key within 24 hours. The same key with the same payload
  * answers the first response again; with another payload, 409 invalid_idempotent_request; while the
  * first is still running, 409 concurrent_idempotent_requests. `handle` must store the record that
  * `record(response)` builds in the transaction that stores its emails, so that neither can exist
@@ -73,17 +54,17 @@ export async function runIdempotent<R>(
   handle: (record: ((response: R) => IdempotencyKeyRow) | undefined) => Promise<R>,
 ): Promise<R> {
   if (!request) return handle(undefined);
-  const scope = `${request.endpoint}\n${request.key}`;
+  const scope = `${request.apiKeyId}\n${request.endpoint}\n${request.key}`;
+  const stored = { api_key_id: request.apiKeyId, endpoint: request.endpoint, key: request.key };
   if (ctx.idempotency.inFlight.has(scope)) {
     throw new AppError('concurrent_idempotent_requests', 'Same idempotency key used while a previous request is still in progress.');
   }
   ctx.idempotency.inFlight.add(scope);
   try {
-    const existing = await findIdempotencyKey(ctx.db, request.endpoint, request.key, ctx.clock.now());
+    const existing = await findIdempotencyKey(ctx.db, stored, ctx.clock.now());
     if (existing) return replay<R>(request, existing);
     const record = (response: R): IdempotencyKeyRow => ({
-      endpoint: request.endpoint,
-      key: request.key,
+      ...stored,
       request_hash: request.requestHash,
       response: JSON.stringify(response),
       expires_at: ctx.clock.now() + IDEMPOTENCY_TTL_MS,
@@ -93,7 +74,7 @@ export async function runIdempotent<R>(
     } catch (error) {
       // Another process committed the same key first: its answer stands, and nothing of ours was stored.
       if (!isUniqueViolation(error)) throw error;
-      const winner = await findIdempotencyKey(ctx.db, request.endpoint, request.key, ctx.clock.now());
+      const winner = await findIdempotencyKey(ctx.db, stored, ctx.clock.now());
       if (!winner) throw error;
       return replay<R>(request, winner);
     }

@@ -1,4 +1,4 @@
-import { invalidField } from '../http/errors.ts';
+import { invalidField, quoted } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import type { ContactPropertyRow } from '../store/contact-properties.ts';
 import type { ContactRow } from '../store/contacts.ts';
@@ -46,7 +46,7 @@ const fieldName = (column: string) => column.trim().toLowerCase().replace(/[\s-]
 function findColumn(header: string[], name: string, field: string): number {
   const exact = header.indexOf(name);
   const index = exact >= 0 ? exact : header.findIndex((column) => column.trim().toLowerCase() === name.trim().toLowerCase());
-  if (index < 0) throw invalidField(field, `the CSV has no column "${name}".`);
+  if (index < 0) throw invalidField(field, `the CSV has no column ${quoted(name)}.`);
   return index;
 }
 
@@ -72,7 +72,7 @@ export function planColumns(
   const properties = Object.entries(map.properties ?? {}).map(([key, mapping]) => {
     const field = `column_map.properties.${key}`;
     const definition = definitions.find((d) => d.key === key);
-    if (!definition) throw invalidField(field, `there is no contact property "${key}"; create it first with POST /contact-properties.`);
+    if (!definition) throw invalidField(field, `there is no contact property ${quoted(key)}; create it first with POST /contact-properties.`);
     if (mapping.type !== undefined && mapping.type !== definition.type) {
       throw invalidField(`${field}.type`, `the property is a ${definition.type}.`);
     }

@@ -6,7 +6,8 @@ import { basename } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { AppError } from '../http/errors.ts';
 
-const TIMEOUT_MS = 15_000;
+/** How long all the remote attachments of one email may take to fetch, together. */
+export const REMOTE_TIMEOUT_MS = 15_000;
 const MAX_REDIRECTS = 3;
 
 export interface FetchedFile {
@@ -14,8 +15,17 @@ export interface FetchedFile {
   filename: string | undefined;
 }
 
-function attachmentError(url: string, why: string): AppError {
-  return new AppError('invalid_attachment', `Could not fetch the attachment at ${url}: ${why}`);
+// The message names the field, never the URL (it may carry credentials) nor the network's own words.
+function attachmentError(field: string, why: string): AppError {
+  return new AppError('invalid_attachment', `Could not fetch the attachment at \`${field}\`: ${why}`);
+}
+
+/** What went wrong with a connection, in general terms. */
+function networkReason(code: string | undefined): string {
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'its host name could not be resolved.';
+  if (code === 'ECONNREFUSED') return 'the connection was refused.';
+  if (code?.startsWith('ERR_TLS') || code?.includes('CERT')) return 'the TLS connection could not be established.';
+  return 'the connection failed.';
 }
 
 function fileName(url: URL): string | undefined {
@@ -81,37 +91,41 @@ function request(url: URL, allowPrivate: boolean, maxBytes: number, signal: Abor
  * Fetches `attachments[].path` when an email is accepted: http(s) only, a timeout, a size cap, a few
  * redirects, and no private addresses unless MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS is set.
  */
-export async function fetchRemoteFile(path: string, options: { allowPrivate: boolean; maxBytes: number }): Promise<FetchedFile> {
+export async function fetchRemoteFile(
+  path: string,
+  field: string,
+  options: { allowPrivate: boolean; maxBytes: number; signal: AbortSignal },
+): Promise<FetchedFile> {
   let url: URL;
   try {
     url = new URL(path);
   } catch {
-    throw attachmentError(path, 'the path is not a URL.');
+    throw attachmentError(field, 'the path is not a URL.');
   }
-  const signal = AbortSignal.timeout(TIMEOUT_MS);
+  const { signal } = options;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw attachmentError(path, 'only http and https URLs are fetched.');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw attachmentError(field, 'only http and https URLs are fetched.');
     // An IP literal is connected to without a lookup, so it is checked here.
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (!options.allowPrivate && isIP(host) && !isPublicAddress(host)) {
-      throw attachmentError(path, 'private and loopback addresses are not fetched.');
+      throw attachmentError(field, 'private and loopback addresses are not fetched.');
     }
     let response;
     try {
       response = await request(url, options.allowPrivate, options.maxBytes, signal);
     } catch (error) {
       const code = (error as { code?: string; name?: string }).code ?? (error as Error).name;
-      if (code === 'EPRIVATE') throw attachmentError(path, 'private and loopback addresses are not fetched.');
-      if (code === 'ETOOLARGE') throw attachmentError(path, 'the file is larger than the 40 MB attachment limit.');
-      if (code === 'ABORT_ERR' || code === 'AbortError' || code === 'TimeoutError') throw attachmentError(path, 'timed out.');
-      throw attachmentError(path, `${(error as Error).message}.`);
+      if (code === 'EPRIVATE') throw attachmentError(field, 'private and loopback addresses are not fetched.');
+      if (code === 'ETOOLARGE') throw attachmentError(field, 'the file is larger than the 40 MB attachment limit.');
+      if (code === 'ABORT_ERR' || code === 'AbortError' || code === 'TimeoutError') throw attachmentError(field, 'timed out.');
+      throw attachmentError(field, networkReason(code));
     }
     if (response.location !== undefined) {
       url = new URL(response.location, url);
       continue;
     }
-    if (response.status < 200 || response.status >= 300) throw attachmentError(path, `the server answered ${response.status}.`);
+    if (response.status < 200 || response.status >= 300) throw attachmentError(field, `the server answered ${response.status}.`);
     return { content: response.content, filename: fileName(url) };
   }
-  throw attachmentError(path, 'too many redirects.');
+  throw attachmentError(field, 'too many redirects.');
 }

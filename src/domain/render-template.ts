@@ -17,18 +17,44 @@ export interface ParsedTemplate {
 
 export type Value = string | number;
 
-// The fallback may hold anything but a closing brace, so the first `}}}` always ends the placeholder.
-const PLACEHOLDER = /\{\{\{([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)(?:\|([^}]*))?\}\}\}/g;
+/** At most this many placeholders in one source: each may take a value thousands of characters long. */
+export const MAX_PLACEHOLDERS = 1000;
 
-/** Splits a source into its texts and placeholders, in one pass. */
+/** The longest a rendered template part may be: what placeholders add is bounded, and so is memory. */
+export const MAX_RENDERED_LENGTH = 20 * 1024 * 1024;
+
+// A name, read where a `{{{` ends. The fallback may hold anything but a closing brace, so the first `}}}`
+// after the `|` ends the placeholder.
+const NAME = /[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*/y;
+
+/**
+ * Splits a source into its texts and placeholders, in one pass: a scan by position rather than one
+ * pattern, whose retries from every `{{{` that does not close would take time in the square of the
+ * source's length.
+ */
 export function parseTemplate(source: string): ParsedTemplate {
   const texts: string[] = [];
   const placeholders: Placeholder[] = [];
   let last = 0;
-  for (const match of source.matchAll(PLACEHOLDER)) {
-    texts.push(source.slice(last, match.index));
-    placeholders.push({ name: match[1]!, fallback: match[2] });
-    last = match.index + match[0].length;
+  // The first `}` at or after a position, found once and reused while the scan is before it.
+  let brace = -1;
+  for (let open = source.indexOf('{{{'); open !== -1; open = source.indexOf('{{{', open + 1)) {
+    NAME.lastIndex = open + 3;
+    if (!NAME.test(source)) continue;
+    const nameEnd = NAME.lastIndex;
+    let fallback: string | undefined;
+    let close = nameEnd;
+    if (source[nameEnd] === '|') {
+      if (brace < nameEnd) brace = source.indexOf('}', nameEnd);
+      if (brace === -1) break; // no `}` anywhere after: nothing further can close
+      fallback = source.slice(nameEnd + 1, brace);
+      close = brace;
+    }
+    if (!source.startsWith('}}}', close)) continue;
+    texts.push(source.slice(last, open));
+    placeholders.push({ name: source.slice(open + 3, nameEnd), fallback });
+    last = close + 3;
+    open = last - 1;
   }
   texts.push(source.slice(last));
   return { texts, placeholders };

@@ -1,5 +1,5 @@
 import * as chrono from 'chrono-node';
-import { invalidField } from '../http/errors.ts';
+import { invalidField, quoted } from '../http/errors.ts';
 
 const MAX_AHEAD_MS = 30 * 24 * 3600 * 1000;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -19,7 +19,7 @@ export function parseScheduledAt(value: string, now: number): number {
     if (result && result.index === 0 && result.text.length === text.length) at = result.start.date().getTime();
   }
   if (at === undefined || Number.isNaN(at)) {
-    throw invalidField('scheduled_at', `"${value}" is not a date; use ISO 8601 or natural language such as "in 1 min".`);
+    throw invalidField('scheduled_at', `${quoted(value)} is not a date; use ISO 8601 or natural language such as "in 1 min".`);
   }
   if (at <= now) throw invalidField('scheduled_at', 'must be in the future.');
   if (at - now > MAX_AHEAD_MS) throw invalidField('scheduled_at', 'must be at most 30 days in the future.');

@@ -1,7 +1,8 @@
-import { invalidField } from '../http/errors.ts';
+import { invalidField, quoted } from '../http/errors.ts';
 import { isUuid } from '../ids.ts';
 import type { VersionRow } from '../store/templates.ts';
 import { formatMailbox, parseMailbox, parseMailboxList } from './addresses.ts';
+import { MAX_PLACEHOLDERS, parseTemplate } from './render-template.ts';
 import { declareVariables, type TemplateVariable, type VariableInput } from './template-variables.ts';
 
 /** The body of POST /templates and PATCH /templates/:id; null clears an optional field on update. */
@@ -39,9 +40,17 @@ export function checkName(name: string): string {
 export function checkAlias(alias: string | null): string | null {
   if (alias === null) return null;
   if (!ALIAS.test(alias) || isUuid(alias)) {
-    throw invalidField('alias', `"${alias}" is not a valid alias; use up to 100 ASCII letters, digits, "_", "-" and "." (not first), and not the shape of an id.`);
+    throw invalidField('alias', `${quoted(alias)} is not a valid alias; use up to 100 ASCII letters, digits, "_", "-" and "." (not first), and not the shape of an id.`);
   }
   return alias;
+}
+
+/** A source (html, text, subject) holds at most MAX_PLACEHOLDERS placeholders; returns it as given. */
+export function checkPlaceholders(source: string, field: string): string {
+  if (parseTemplate(source).placeholders.length > MAX_PLACEHOLDERS) {
+    throw invalidField(field, `a template holds at most ${MAX_PLACEHOLDERS} placeholders.`);
+  }
+  return source;
 }
 
 /** Reply-to addresses, checked, as the JSON array a template version or a broadcast stores; null for none. */
@@ -65,10 +74,10 @@ export function versionContent(input: TemplateInput, base: VersionRow | undefine
   const previous: TemplateVariable[] = base ? JSON.parse(base.variables) : [];
   return {
     from: pick(input.from, (from) => formatMailbox(parseMailbox(from, 'from')), base?.from),
-    subject: pick(input.subject, (subject) => subject, base?.subject),
+    subject: pick(input.subject, (subject) => checkPlaceholders(subject, 'subject'), base?.subject),
     reply_to: pick(input.reply_to, checkReplyTo, base?.reply_to),
-    html: input.html ?? base!.html,
-    text: pick(input.text, (text) => text, base?.text),
+    html: input.html === undefined ? base!.html : checkPlaceholders(input.html, 'html'),
+    text: pick(input.text, (text) => checkPlaceholders(text, 'text'), base?.text),
     variables: JSON.stringify(input.variables ? declareVariables(input.variables, previous, now) : previous),
   };
 }

@@ -1,4 +1,4 @@
-import { invalidField } from '../http/errors.ts';
+import { invalidField, quoted } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import type { Value } from './render-template.ts';
 
@@ -28,8 +28,8 @@ export interface VariableInput {
 
 /** A key is ASCII letters, digits and `_`, at most 50 characters, and not a reserved name. */
 export function checkVariableKey(key: string, field: string): void {
-  if (!KEY.test(key)) throw invalidField(field, `"${key}" is not a valid variable key; use ASCII letters, digits and "_", at most 50 characters.`);
-  if (RESERVED.has(key)) throw invalidField(field, `"${key}" is a reserved name (${[...RESERVED].join(', ')}).`);
+  if (!KEY.test(key)) throw invalidField(field, `${quoted(key)} is not a valid variable key; use ASCII letters, digits and "_", at most 50 characters.`);
+  if (RESERVED.has(key)) throw invalidField(field, `${quoted(key)} is a reserved name (${[...RESERVED].join(', ')}).`);
 }
 
 /**
@@ -60,7 +60,7 @@ export function declareVariables(inputs: VariableInput[], previous: TemplateVari
   const seen = new Set<string>();
   return inputs.map((input, i) => {
     checkVariableKey(input.key, `variables[${i}].key`);
-    if (seen.has(input.key)) throw invalidField(`variables[${i}].key`, `"${input.key}" is declared twice.`);
+    if (seen.has(input.key)) throw invalidField(`variables[${i}].key`, `${quoted(input.key)} is declared twice.`);
     seen.add(input.key);
     if (input.type !== 'string' && input.type !== 'number') {
       throw invalidField(`variables[${i}].type`, 'must be "string" or "number".');

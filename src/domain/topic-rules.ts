@@ -1,5 +1,7 @@
 import type { Context } from '../context.ts';
-import { invalidField } from '../http/errors.ts';
+import { invalidField, quoted } from '../http/errors.ts';
+import { findContactsByEmails } from '../store/contacts.ts';
+import type { EmailTable } from '../store/schema.ts';
 import { findTopic, findTopicSubscriptions, type TopicRow } from '../store/topics.ts';
 
 export interface TopicCheck {
@@ -35,7 +37,11 @@ function blockReason(topic: TopicRow, contact: Subscriber | undefined): string |
 export async function checkTopic(ctx: Context, topicId: string | undefined, recipients: string[]): Promise<TopicCheck> {
   if (topicId === undefined) return { topicId: null, blocked: new Map() };
   const topic = await findTopic(ctx.db, topicId.toLowerCase());
-  if (!topic) throw invalidField('topic_id', `there is no topic with id "${topicId}".`);
+  if (!topic) throw invalidField('topic_id', `there is no topic with id ${quoted(topicId)}.`);
+  return { topicId: topic.id, blocked: await blockedBy(ctx, topic, recipients) };
+}
+
+async function blockedBy(ctx: Context, topic: TopicRow, recipients: string[]): Promise<Map<string, string>> {
   const contacts = await findTopicSubscriptions(ctx.db, topic.id, recipients.map((address) => address.toLowerCase()));
   const byEmail = new Map<string, Subscriber>(contacts.map((c) => [c.email, c]));
   const blocked = new Map<string, string>();
@@ -43,5 +49,28 @@ export async function checkTopic(ctx: Context, topicId: string | undefined, reci
     const reason = blockReason(topic, byEmail.get(address.toLowerCase()));
     if (reason) blocked.set(address, reason);
   }
-  return { topicId: topic.id, blocked };
+  return blocked;
+}
+
+/**
+ * The rules again when the email is sent, for mail that waited (scheduled up to 30 days ahead, or
+ * queued) while its recipients changed their minds: the topic rules for an email sent on a topic (a
+ * topic deleted meanwhile lets nobody through), and for a broadcast's email without one, the contact
+ * must not have unsubscribed from everything. Returns the recipients now refused, with the reason.
+ */
+export async function blockedAtSend(
+  ctx: Context,
+  email: Pick<EmailTable, 'topic_id' | 'broadcast_id'>,
+  recipients: string[],
+): Promise<Map<string, string>> {
+  if (email.topic_id !== null) {
+    const topic = await findTopic(ctx.db, email.topic_id);
+    if (topic) return blockedBy(ctx, topic, recipients);
+    return new Map(recipients.map((address) => [address, `Not sent: the topic ${email.topic_id} was deleted.`]));
+  }
+  if (email.broadcast_id === null) return new Map();
+  const contacts = await findContactsByEmails(ctx.db, recipients.map((address) => address.toLowerCase()));
+  const unsubscribed = new Set(contacts.filter((c) => c.unsubscribed).map((c) => c.email));
+  const reason = 'Not sent: the contact has unsubscribed from all email.';
+  return new Map(recipients.filter((address) => unsubscribed.has(address.toLowerCase())).map((address) => [address, reason]));
 }

@@ -34,13 +34,17 @@ async function readLink(ctx: Context, token: string): Promise<{ claims: Unsubscr
   return { claims, contact };
 }
 
-async function preferencesOf(ctx: Context, contact: ContactRow, done?: string): Promise<Preferences> {
+/** The topics the page shows a contact: the public ones, and the private ones it receives; oldest first. */
+async function shownTopics(ctx: Context, contact: ContactRow): Promise<Preferences['topics']> {
   const all = await listContactTopics(ctx.db, contact.id, { limit: undefined, after: undefined, before: undefined });
-  const topics = all.data
+  return all.data
     .filter((topic) => topic.visibility === 'public' || topic.subscription === 'opt_in')
     .reverse()
     .map((topic) => ({ id: topic.id, name: topic.name, description: topic.description, subscribed: topic.subscription === 'opt_in' }));
-  return { email: contact.email, unsubscribed: contact.unsubscribed === 1, topics, done };
+}
+
+async function preferencesOf(ctx: Context, contact: ContactRow, done?: string): Promise<Preferences> {
+  return { email: contact.email, unsubscribed: contact.unsubscribed === 1, topics: await shownTopics(ctx, contact), done };
 }
 
 /** GET /unsubscribe/:token: the contact's choices. */
@@ -71,7 +75,10 @@ export async function unsubscribe(ctx: Context, token: string, form: Unsubscribe
   if (form['List-Unsubscribe'] === 'One-Click') {
     done = claims.topicId === null ? await leaveEverything(ctx, contact) : await leaveTopic(ctx, contact, claims.topicId);
   } else if (form.topic_id !== undefined) {
-    done = await leaveTopic(ctx, contact, form.topic_id);
+    // The page's forms leave only the topics the page shows: a private topic the contact does not
+    // receive is not the link's to change.
+    const shown = (await shownTopics(ctx, contact)).some((topic) => topic.id === form.topic_id!.toLowerCase());
+    done = shown ? await leaveTopic(ctx, contact, form.topic_id) : undefined;
     if (done === undefined) throw notFound('Topic');
   } else if (form.everything !== undefined) {
     done = await leaveEverything(ctx, contact);

@@ -1,47 +1,48 @@
 import { Type } from 'typebox';
 import { PageQuery } from './pagination.ts';
-import { Nullable } from './schemas.ts';
+import { Map, MAX, Nullable, Str } from './schemas.ts';
 
 // TypeBox pieces of contacts, shared by /contacts, /segments/:id/contacts and the legacy /audiences routes.
 
-export const ContactParams = Type.Object({ id: Type.String({ description: 'The contact id or email address' }) });
+export const ContactParams = Type.Object({ id: Str(MAX.id, 'The contact id or email address') });
 
 export const Subscription = Type.Enum(['opt_in', 'opt_out']);
 
-export const TopicRefs = Type.Array(Type.Object({ id: Type.String(), subscription: Subscription }));
+export const TopicRefs = Type.Array(Type.Object({ id: Str(MAX.id), subscription: Subscription }), { maxItems: 1000 });
 
 export const SegmentRefs = Type.Array(
-  Type.Union([Type.String(), Type.Object({ id: Type.String() })], { description: 'a segment id or {"id": "..."}' }),
+  Type.Union([Str(MAX.id), Type.Object({ id: Str(MAX.id) })], { description: 'a segment id or {"id": "..."}' }),
+  { maxItems: 1000 },
 );
 
-const PropertyValues = Type.Record(
-  Type.String(),
-  Type.Union([Type.String(), Type.Number(), Type.Null()], { description: 'a string, a number, or null to remove the value' }),
+const PropertyValues = Map(
+  Type.Union([Str(MAX.text), Type.Number(), Type.Null()], { description: 'a string, a number, or null to remove the value' }),
+  1000,
 );
 
 export const CreateContactBody = Type.Object({
-  email: Type.String(),
-  first_name: Type.Optional(Nullable(Type.String())),
-  last_name: Type.Optional(Nullable(Type.String())),
+  email: Str(MAX.line),
+  first_name: Type.Optional(Nullable(Str(MAX.short))),
+  last_name: Type.Optional(Nullable(Str(MAX.short))),
   unsubscribed: Type.Optional(Type.Boolean()),
   properties: Type.Optional(PropertyValues),
   segments: Type.Optional(SegmentRefs),
   topics: Type.Optional(TopicRefs),
-  audience_id: Type.Optional(Type.String({ description: 'Deprecated: a segment to add the contact to' })),
+  audience_id: Type.Optional(Str(MAX.id, 'Deprecated: a segment to add the contact to')),
 });
 
 export const UpdateContactBody = Type.Object({
-  email: Type.Optional(Type.String()),
-  first_name: Type.Optional(Nullable(Type.String({ description: 'null clears it' }))),
-  last_name: Type.Optional(Nullable(Type.String({ description: 'null clears it' }))),
+  email: Type.Optional(Str(MAX.line)),
+  first_name: Type.Optional(Nullable(Str(MAX.short, 'null clears it'))),
+  last_name: Type.Optional(Nullable(Str(MAX.short, 'null clears it'))),
   unsubscribed: Type.Optional(Type.Boolean()),
   properties: Type.Optional(PropertyValues),
 });
 
 export const ContactListQuery = Type.Object({
   ...PageQuery.properties,
-  segment_id: Type.Optional(Type.String({ description: 'Only the contacts of this segment' })),
-  audience_id: Type.Optional(Type.String({ description: 'Deprecated: same as segment_id' })),
+  segment_id: Type.Optional(Str(MAX.id, 'Only the contacts of this segment')),
+  audience_id: Type.Optional(Str(MAX.id, 'Deprecated: same as segment_id')),
 });
 
 export const ContactItem = Type.Object({

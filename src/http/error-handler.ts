@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, invalidField, missingField } from './errors.ts';
+import { invalidIdempotencyKey } from './idempotency-key.ts';
 
 export interface SchemaError {
   keyword: string;
@@ -8,6 +9,9 @@ export interface SchemaError {
   params: Record<string, unknown>;
   parentSchema?: { description?: string };
 }
+
+/** What each bound counts, for "must have at most 998 characters". */
+const BOUNDS: Record<string, string> = { maxLength: 'characters', maxItems: 'items', maxProperties: 'entries' };
 
 /** "/tags/0/name" -> "tags[0].name", as a client wrote it. */
 function fieldName(instancePath: string, child?: string): string {
@@ -20,13 +24,22 @@ function fieldName(instancePath: string, child?: string): string {
 export function fromSchemaErrors(errors: SchemaError[], context: string | undefined): AppError {
   const required = errors.find((e) => e.keyword === 'required');
   if (required) return missingField(fieldName(required.instancePath, String(required.params.missingProperty)));
-  // A value matching no branch of a union: the union's description says what was expected.
-  const union = errors.find((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
-  const error = union ?? errors[0]!;
+  // A value matching no branch of a union: the union's description says what was expected, unless the
+  // value had a branch's type and broke one of its bounds (an array of 51 addresses): then that bound.
+  const isUnion = (e: SchemaError) => e.keyword === 'anyOf' || e.keyword === 'oneOf';
+  const bound = errors.find((e) => !isUnion(e) && e.keyword !== 'type');
+  const union = bound ? undefined : errors.find(isUnion);
+  const error = bound ?? union ?? errors[0]!;
   const field = fieldName(error.instancePath) || (context === 'body' ? 'body' : (context ?? 'request'));
+  if (context === 'headers' && field === 'idempotency-key') return invalidIdempotencyKey();
   if (union?.parentSchema?.description) return invalidField(field, `expected ${union.parentSchema.description}.`);
   const allowed = error.params.allowedValues as unknown[] | undefined;
-  const detail = allowed ? `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}` : error.message;
+  const bounded = BOUNDS[error.keyword];
+  const detail = allowed
+    ? `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`
+    : bounded
+      ? `must have at most ${error.params.limit as number} ${bounded}`
+      : error.message;
   return invalidField(field, `${detail}.`);
 }
 
@@ -54,13 +67,29 @@ export function toAppError(error: unknown): AppError {
   return new AppError('internal_server_error', 'An unexpected error occurred.');
 }
 
+/**
+ * Reads and discards what is left of a request's body. An answer sent while the client is still
+ * uploading makes many clients (Python's among them) fail with a broken pipe instead of reading it;
+ * the request timeout bounds how long this may take.
+ */
+export async function drainBody(request: FastifyRequest): Promise<void> {
+  const raw = request.raw;
+  if (raw.complete || raw.destroyed) return;
+  raw.resume();
+  await new Promise<void>((resolve) => {
+    raw.once('end', resolve);
+    raw.once('close', resolve);
+  });
+}
+
 /** The one error handler: a Resend-shaped body, and 5xx details only in the log, under the request id. */
-export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+export async function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const appError = toAppError(error);
   const body = appError.toBody();
   if (appError.status >= 500) {
     request.log.error({ err: error }, 'unexpected error');
     body.message = `${body.message} Request id: ${request.id}.`;
   }
-  void reply.status(appError.status).send(body);
+  await drainBody(request);
+  return reply.status(appError.status).send(body);
 }

@@ -16,6 +16,7 @@ const ERRORS = {
   invalid_idempotency_key: { status: 400 },
   invalid_idempotent_request: { status: 409 },
   concurrent_idempotent_requests: { status: 409 },
+  rate_limit_exceeded: { status: 429 },
   internal_server_error: { status: 500 },
   // Resend answers these with `validation_error` under other statuses.
   malformed_request: { status: 400, name: 'validation_error' },
@@ -58,6 +59,13 @@ export function missingField(field: string): AppError {
 export function invalidField(field: string, why: string): AppError {
   return new AppError('validation_error', `Invalid \`${field}\` field: ${why}`);
 }
+
+/** How an error message shows a value the client sent: quoted, and cut short, so a huge value is never echoed whole. */
+export function quoted(value: string): string {
+  return `"${value.length > QUOTED_MAX ? `${value.slice(0, QUOTED_MAX)}…` : value}"`;
+}
+
+const QUOTED_MAX = 100;
 
 export function notFound(what: string): AppError {
   return new AppError('not_found', `${what} not found`);

@@ -2,13 +2,14 @@ import { Type } from 'typebox';
 import { isUuid } from '../ids.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import { AppError } from './errors.ts';
+import { MAX, Str } from './schemas.ts';
 
 // The one reading of ?limit&after&before. Query values stay strings in the schema so that every bad
 // value gets Resend's own message rather than a coercion error.
 export const PageQuery = Type.Object({
-  limit: Type.Optional(Type.String({ description: 'Number of items, 1 to 100 (default 20)' })),
-  after: Type.Optional(Type.String({ description: 'Id after which to start (older items)' })),
-  before: Type.Optional(Type.String({ description: 'Id before which to start (newer items)' })),
+  limit: Type.Optional(Str(MAX.short, 'Number of items, 1 to 100 (default 20)')),
+  after: Type.Optional(Str(MAX.id, 'Id after which to start (older items)')),
+  before: Type.Optional(Str(MAX.id, 'Id before which to start (newer items)')),
 });
 
 export interface PageQueryInput {

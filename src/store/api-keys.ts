@@ -8,6 +8,16 @@ export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
+/**
+ * Makes `row` the configured key (MAILROOM_API_KEY): the configured keys with another token are
+ * deleted, and `row` is inserted unless its token is a key already. Returns the ids deleted.
+ */
+export async function replaceConfiguredKey(tx: Tx, row: ApiKeyRow): Promise<string[]> {
+  const stale = await tx.deleteFrom('api_keys').where('configured', '=', 1).where('token_hash', '!=', row.token_hash).returning('id').execute();
+  await tx.insertInto('api_keys').values(row).onConflict((oc) => oc.column('token_hash').doNothing()).execute();
+  return stale.map((key) => key.id);
+}
+
 /** The key whose token hashes to `tokenHash`, if it exists. */
 export async function findApiKeyByHash(db: Db, tokenHash: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();

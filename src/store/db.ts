@@ -1,4 +1,4 @@
-import { mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -133,7 +133,12 @@ export function writeLockOf(db: Db): WriteLock | undefined {
 
 /** A connection to a SQLite file (or :memory:), set up as every Mailroom connection is. */
 export function openSqlite(url: string): SQLite.Database {
-  if (url !== ':memory:') mkdirSync(dirname(url), { recursive: true });
+  if (url !== ':memory:') {
+    // Mail, keys and contacts are in here: only the owner may read them. SQLite gives the WAL and
+    // shared-memory files the database file's permissions, so creating that file 0600 covers all three.
+    mkdirSync(dirname(url), { recursive: true, mode: 0o700 });
+    closeSync(openSync(url, 'a', 0o600));
+  }
   const sqlite = new SQLite(url);
   // WAL lets readers run beside the one writer. synchronous=NORMAL: a commit writes the WAL without
   // waiting for the disk; the writers (writer.ts, insert-thread.ts) then fsync the WAL away from the

@@ -47,7 +47,7 @@ export async function findEmailStatus(db: Db | Tx, id: string): Promise<EmailTab
 }
 
 export async function listEmails(db: Db, page: PageRequest) {
-  const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at', 'broadcast_id'] as const;
+  const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at', 'broadcast_id', 'message_id'] as const;
   return selectPage(db.selectFrom('emails').select(columns), 'id', page);
 }
 

@@ -3,11 +3,17 @@ import type { IdempotencyKeyTable } from './schema.ts';
 
 export type IdempotencyKeyRow = IdempotencyKeyTable;
 
-/** The live record of a key on an endpoint; an expired one counts as absent. */
-export async function findIdempotencyKey(db: Db, endpoint: string, key: string, now: number): Promise<IdempotencyKeyRow | undefined> {
+/** The live record of an API key's idempotency key on an endpoint; an expired one counts as absent. */
+export async function findIdempotencyKey(
+  db: Db,
+  scope: Pick<IdempotencyKeyRow, 'api_key_id' | 'endpoint' | 'key'>,
+  now: number,
+): Promise<IdempotencyKeyRow | undefined> {
+  const { api_key_id: apiKeyId, endpoint, key } = scope;
   return db
     .selectFrom('idempotency_keys')
     .selectAll()
+    .where('api_key_id', '=', apiKeyId)
     .where('endpoint', '=', endpoint)
     .where('key', '=', key)
     .where('expires_at', '>', now)
@@ -21,6 +27,7 @@ export async function findIdempotencyKey(db: Db, endpoint: string, key: string, 
 export async function insertIdempotencyKey(tx: Tx, row: IdempotencyKeyRow, now: number): Promise<void> {
   await tx
     .deleteFrom('idempotency_keys')
+    .where('api_key_id', '=', row.api_key_id)
     .where('endpoint', '=', row.endpoint)
     .where('key', '=', row.key)
     .where('expires_at', '<=', now)

@@ -10,6 +10,8 @@ export interface ApiKeyTable {
   domain_id: string | null;
   created_at: string;
   last_used_at: string | null;
+  /** 1 for the key MAILROOM_API_KEY gives: a new value of the variable replaces it. */
+  configured: number;
 }
 
 export interface EmailTable {
@@ -89,6 +91,8 @@ export interface JobTable {
 
 /** A request's answer, kept for 24 hours under its Idempotency-Key. */
 export interface IdempotencyKeyTable {
+  /** Keys are the API key's own: another API key's request never sees them. */
+  api_key_id: string;
   endpoint: string;
   key: string;
   request_hash: string;

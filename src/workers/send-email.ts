@@ -4,6 +4,7 @@ import { simulatedOutcome } from '../delivery/test-addresses.ts';
 import { DeliveryError, type SendResult } from '../delivery/smtp-send.ts';
 import { domainOf, parseMailbox } from '../domain/addresses.ts';
 import { findEmailWithBody } from '../domain/emails.ts';
+import { blockedAtSend } from '../domain/topic-rules.ts';
 import { newId } from '../ids.ts';
 import { findDomainByName } from '../store/domains.ts';
 import * as emails from '../store/emails.ts';
@@ -24,14 +25,18 @@ interface Outcome {
 const RANK = ['failed', 'suppressed', 'bounced', 'delivery_delayed', 'sent', 'delivered', 'complained'];
 const rank = (outcome: Outcome) => RANK.indexOf(outcome.events[outcome.events.length - 1]!);
 
-/** Sorts what the server said into outcomes: accepted -> sent and delivered, 5xx -> bounced, else retry. */
-function outcomesOf(result: SendResult): { done: Outcome[]; deferred: Outcome[] } {
-  const done: Outcome[] = result.accepted.map((address) => ({ address, events: ['sent', 'delivered'], response: result.response }));
+/**
+ * Sorts what the server said of each of `to` (by position) into outcomes: accepted -> sent and
+ * delivered, 5xx -> bounced, else retry.
+ */
+function outcomesOf(to: string[], result: SendResult): { done: Outcome[]; deferred: Outcome[] } {
+  const done: Outcome[] = [];
   const deferred: Outcome[] = [];
-  for (const r of result.rejected) {
-    const outcome = { address: r.address, events: ['bounced'], response: r.response };
-    if (r.code !== undefined && r.code >= 500) done.push(outcome);
-    else deferred.push(outcome);
+  for (const [i, address] of to.entries()) {
+    const r = result.recipients[i]!;
+    if (r.accepted) done.push({ address, events: ['sent', 'delivered'], response: result.response });
+    else if (r.code !== undefined && r.code >= 500) done.push({ address, events: ['bounced'], response: r.response });
+    else deferred.push({ address, events: ['bounced'], response: r.response });
   }
   return { done, deferred };
 }
@@ -55,15 +60,18 @@ export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
   const done: Outcome[] = [];
   let deferred: Outcome[] = [];
   const real: string[] = [];
+  const blocked = await blockedAtSend(ctx, email, pending.map((r) => r.address));
   for (const { address } of pending) {
     const simulated = simulatedOutcome(address);
-    if (simulated) done.push({ address, ...simulated });
+    const reason = blocked.get(address);
+    if (reason) done.push({ address, events: ['failed'], response: reason });
+    else if (simulated) done.push({ address, ...simulated });
     else real.push(address);
   }
   if (real.length > 0 || ctx.transport.kind === 'capture') {
     try {
       const result = await ctx.transport.send({ emailId, from, to: real, raw, domain });
-      const sorted = outcomesOf(result);
+      const sorted = outcomesOf(real, result);
       done.push(...sorted.done);
       deferred = sorted.deferred;
     } catch (error) {

@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as apiKeys from '../../domain/api-keys.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, objectId } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
 
 const ApiKeyListItem = Type.Object({
   id: Type.String(),
@@ -19,9 +19,9 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
       schema: {
         summary: 'Create an API key; the token is shown only here',
         body: Type.Object({
-          name: Type.String(),
-          permission: Type.Optional(Type.String({ description: '"full_access" (default) or "sending_access"' })),
-          domain_id: Type.Optional(Type.String({ description: 'Restricts a sending key to one domain' })),
+          name: Str(MAX.short),
+          permission: Type.Optional(Str(MAX.short, '"full_access" (default) or "sending_access"')),
+          domain_id: Type.Optional(Str(MAX.id, 'Restricts a sending key to one domain')),
         }),
         response: { 201: Type.Object({ object: Type.Literal('api_key'), id: Type.String(), token: Type.String() }) },
       },
@@ -39,12 +39,12 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
   );
 
   app.patch(
-    '/api-keys/:id',
+    `/api-keys/:id${UUID}`,
     {
       schema: {
         summary: 'Rename an API key',
         params: IdParams,
-        body: Type.Object({ name: Type.String() }),
+        body: Type.Object({ name: Str(MAX.short) }),
         response: { 200: objectId('api_key') },
       },
     },
@@ -55,7 +55,7 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
   );
 
   app.delete(
-    '/api-keys/:id',
+    `/api-keys/:id${UUID}`,
     { schema: { summary: 'Delete an API key', params: IdParams, response: { 200: deleted('api_key') } } },
     async (request) => {
       await apiKeys.deleteApiKey(ctx, request.params.id);

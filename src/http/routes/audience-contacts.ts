@@ -3,19 +3,19 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts.ts';
 import { Contact, ContactCreated, ContactDeleted, CreateContactBody, UpdateContactBody } from '../contact-schemas.ts';
-import { IdParams } from '../schemas.ts';
+import { IdParams, MAX, Str, UUID } from '../schemas.ts';
 
 // The legacy contact routes under an audience (older SDKs, and `audienceId` in the current one): the
 // global contacts, seen through one segment. Listing them is GET /audiences/:id/contacts (segments.ts).
 
 const AudienceContactParams = Type.Object({
-  id: Type.String({ description: 'The audience (segment) id' }),
-  contact_id: Type.String({ description: 'The contact id or email address' }),
+  id: Str(MAX.id, 'The audience (segment) id'),
+  contact_id: Str(MAX.id, 'The contact id or email address'),
 });
 
 export function audienceContactRoutes(app: App, ctx: Context): void {
   app.post(
-    '/audiences/:id/contacts',
+    `/audiences/:id${UUID}/contacts`,
     {
       schema: {
         summary: 'Create a contact in an audience (deprecated)',
@@ -29,13 +29,13 @@ export function audienceContactRoutes(app: App, ctx: Context): void {
   );
 
   app.get(
-    '/audiences/:id/contacts/:contact_id',
+    `/audiences/:id${UUID}/contacts/:contact_id`,
     { schema: { summary: 'Retrieve a contact of an audience (deprecated)', params: AudienceContactParams, response: { 200: Contact } } },
     async (request) => contacts.getContact(ctx, request.params.contact_id, request.params.id),
   );
 
   app.patch(
-    '/audiences/:id/contacts/:contact_id',
+    `/audiences/:id${UUID}/contacts/:contact_id`,
     {
       schema: {
         summary: 'Update a contact of an audience (deprecated)',
@@ -51,7 +51,7 @@ export function audienceContactRoutes(app: App, ctx: Context): void {
   );
 
   app.delete(
-    '/audiences/:id/contacts/:contact_id',
+    `/audiences/:id${UUID}/contacts/:contact_id`,
     {
       schema: {
         summary: 'Remove a contact from an audience (deprecated)',

@@ -2,9 +2,9 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { MAX_BATCH, sendBatch, type BatchEntry, type BatchValidation } from '../../domain/batch.ts';
-import { idempotentRequest } from '../../domain/idempotency.ts';
 import { AppError } from '../errors.ts';
-import { IdempotencyHeaders, SendEmailBody, type SendEmailInput } from '../schemas.ts';
+import { idempotencyOf } from '../idempotency-key.ts';
+import { IdempotencyHeaders, SendEmailBody, Str, type SendEmailInput } from '../schemas.ts';
 import { compileCheck } from '../validation.ts';
 
 /** 100 emails without attachments: room for about 100 KB of html each. */
@@ -48,7 +48,7 @@ export function batchRoutes(app: App, ctx: Context): void {
         summary: 'Send up to 100 emails in one request',
         headers: Type.Object({
           ...IdempotencyHeaders.properties,
-          'x-batch-validation': Type.Optional(Type.String({ description: '"strict" (default) or "permissive"' })),
+          'x-batch-validation': Type.Optional(Str(16, '"strict" (default) or "permissive"')),
         }),
         body: BatchBody,
         response: { 200: BatchResponse },
@@ -57,9 +57,9 @@ export function batchRoutes(app: App, ctx: Context): void {
     },
     async (request) => {
       const validation = batchValidation(request.headers['x-batch-validation']);
+      const entries = readEntries(request.body);
       // The mode is part of the request: the same emails sent strict and permissive are two requests.
-      const idempotent = idempotentRequest('/emails/batch', request.headers['idempotency-key'], { validation, body: request.body });
-      return sendBatch(ctx, readEntries(request.body), validation, request.apiKey, idempotent);
+      return sendBatch(ctx, entries, validation, request.apiKey, idempotencyOf(request, '/emails/batch', `${validation}:`));
     },
   );
 }

@@ -3,28 +3,28 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as broadcasts from '../../domain/broadcasts.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { AddressList, deleted, IdParams, listOfSchema, Nullable, objectId } from '../schemas.ts';
+import { AddressList, CONTENT_BODY_LIMIT, deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
 
 // Optional fields of a broadcast; null clears one on update.
-const nullable = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
+const nullable = (maxLength: number, description: string) => Type.Optional(Type.Union([Str(maxLength), Type.Null()], { description }));
 
 const contentFields = {
-  name: nullable('a string or null: for your own reference'),
-  segment_id: Type.Optional(Type.String({ description: 'The segment to send to' })),
-  audience_id: Type.Optional(Type.String({ description: 'Deprecated: the same as segment_id' })),
-  from: Type.Optional(Type.String({ description: '"email@example.com" or "Name <email@example.com>"' })),
-  subject: Type.Optional(Type.String({ description: 'May hold {{{contact.<field>|fallback}}} placeholders' })),
+  name: nullable(MAX.short, 'a string or null: for your own reference'),
+  segment_id: Type.Optional(Str(MAX.id, 'The segment to send to')),
+  audience_id: Type.Optional(Str(MAX.id, 'Deprecated: the same as segment_id')),
+  from: Type.Optional(Str(MAX.line, '"email@example.com" or "Name <email@example.com>"')),
+  subject: Type.Optional(Str(MAX.line, 'May hold {{{contact.<field>|fallback}}} placeholders')),
   reply_to: Type.Optional(Type.Union([...AddressList.anyOf, Type.Null()], { description: 'an email address, an array of them, or null' })),
-  preview_text: nullable('a string or null: the inbox preview, hidden at the top of the html'),
-  html: Type.Optional(Type.String({ description: 'May hold placeholders and {{{RESEND_UNSUBSCRIBE_URL}}}' })),
-  text: nullable('a string or null: without it, the text part is generated from the rendered html; "" sends none'),
-  topic_id: nullable('a string or null: only contacts the topic allows receive it'),
+  preview_text: nullable(MAX.text, 'a string or null: the inbox preview, hidden at the top of the html'),
+  html: Type.Optional(Str(MAX.body, 'May hold placeholders and {{{RESEND_UNSUBSCRIBE_URL}}}')),
+  text: nullable(MAX.body, 'a string or null: without it, the text part is generated from the rendered html; "" sends none'),
+  topic_id: nullable(MAX.id, 'a string or null: only contacts the topic allows receive it'),
 };
 
 const CreateBody = Type.Object({
   ...contentFields,
   send: Type.Optional(Type.Boolean({ description: 'true sends at once (or at scheduled_at); default: a draft' })),
-  scheduled_at: Type.Optional(Type.String({ description: 'With send: true; ISO 8601 or natural language, at most 30 days ahead' })),
+  scheduled_at: Type.Optional(Str(MAX.date, 'With send: true; ISO 8601 or natural language, at most 30 days ahead')),
 });
 
 const BroadcastListItem = Type.Object({
@@ -56,6 +56,7 @@ export function broadcastRoutes(app: App, ctx: Context): void {
   app.post(
     '/broadcasts',
     {
+      bodyLimit: CONTENT_BODY_LIMIT,
       schema: {
         summary: 'Create a broadcast: a draft, or sent (or scheduled) with send: true',
         body: CreateBody,
@@ -78,14 +79,15 @@ export function broadcastRoutes(app: App, ctx: Context): void {
   );
 
   app.get(
-    '/broadcasts/:id',
+    `/broadcasts/:id${UUID}`,
     { schema: { summary: 'Retrieve a broadcast', params: IdParams, response: { 200: Broadcast } } },
     async (request) => broadcasts.getBroadcast(ctx, request.params.id),
   );
 
   app.patch(
-    '/broadcasts/:id',
+    `/broadcasts/:id${UUID}`,
     {
+      bodyLimit: CONTENT_BODY_LIMIT,
       schema: {
         summary: 'Update a draft broadcast; once sent or scheduled, only its name',
         params: IdParams,
@@ -97,18 +99,18 @@ export function broadcastRoutes(app: App, ctx: Context): void {
   );
 
   app.delete(
-    '/broadcasts/:id',
+    `/broadcasts/:id${UUID}`,
     { schema: { summary: 'Delete a draft or scheduled broadcast', params: IdParams, response: { 200: deleted('broadcast') } } },
     async (request) => ({ ...(await answer(broadcasts.deleteBroadcast(ctx, request.params.id))), deleted: true }),
   );
 
   app.post(
-    '/broadcasts/:id/send',
+    `/broadcasts/:id${UUID}/send`,
     {
       schema: {
         summary: 'Send a draft broadcast now, or at scheduled_at',
         params: IdParams,
-        body: Type.Object({ scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601 or natural language, at most 30 days ahead' })) }),
+        body: Type.Object({ scheduled_at: Type.Optional(Str(MAX.date, 'ISO 8601 or natural language, at most 30 days ahead')) }),
         response: { 200: objectId('broadcast') },
       },
     },
@@ -116,13 +118,13 @@ export function broadcastRoutes(app: App, ctx: Context): void {
   );
 
   app.post(
-    '/broadcasts/:id/cancel',
+    `/broadcasts/:id${UUID}/cancel`,
     { schema: { summary: 'Cancel a scheduled (back to draft) or queued broadcast', params: IdParams, response: { 200: objectId('broadcast') } } },
     async (request) => answer(broadcasts.cancelBroadcast(ctx, request.params.id)),
   );
 
   app.post(
-    '/broadcasts/:id/duplicate',
+    `/broadcasts/:id${UUID}/duplicate`,
     { schema: { summary: 'Copy a broadcast into a new draft', params: IdParams, response: { 200: objectId('broadcast') } } },
     async (request) => answer(broadcasts.duplicateBroadcast(ctx, request.params.id)),
   );

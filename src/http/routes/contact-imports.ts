@@ -7,7 +7,7 @@ import * as imports from '../../domain/contact-imports.ts';
 import { SegmentRefs, TopicRefs } from '../contact-schemas.ts';
 import { AppError, invalidField } from '../errors.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { IdParams, listOfSchema, Nullable, objectId } from '../schemas.ts';
+import { IdParams, listOfSchema, Map, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
 import { compileCheck } from '../validation.ts';
 
 const ImportStatus = Type.Enum(['queued', 'in_progress', 'completed', 'failed']);
@@ -31,14 +31,14 @@ const ContactImport = Type.Object({
 const ImportFields = Type.Object({
   column_map: Type.Optional(
     Type.Object({
-      email: Type.Optional(Type.String()),
-      first_name: Type.Optional(Type.String()),
-      last_name: Type.Optional(Type.String()),
-      unsubscribed: Type.Optional(Type.String()),
-      properties: Type.Optional(Type.Record(Type.String(), Type.Object({ column: Type.String(), type: Type.Optional(Type.String()) }))),
+      email: Type.Optional(Str(MAX.short)),
+      first_name: Type.Optional(Str(MAX.short)),
+      last_name: Type.Optional(Str(MAX.short)),
+      unsubscribed: Type.Optional(Str(MAX.short)),
+      properties: Type.Optional(Map(Type.Object({ column: Str(MAX.short), type: Type.Optional(Str(MAX.short)) }), 1000)),
     }),
   ),
-  on_conflict: Type.Optional(Type.String()),
+  on_conflict: Type.Optional(Str(MAX.short)),
   segments: Type.Optional(SegmentRefs),
   topics: Type.Optional(TopicRefs),
 });
@@ -53,10 +53,15 @@ async function readImportForm(request: FastifyRequest): Promise<imports.ImportIn
   }
   let file: Buffer | undefined;
   const fields: Record<string, unknown> = {};
-  for await (const part of request.parts({ limits: { fileSize: imports.MAX_IMPORT_BYTES, files: 1 } })) {
+  // A CSV sent as a plain field (no filename) may be as large as one sent as a file; a field cut at the
+  // limit is refused, never imported in part.
+  const limits = { fileSize: imports.MAX_IMPORT_BYTES, fieldSize: imports.MAX_IMPORT_BYTES, files: 1, fields: 10 };
+  for await (const part of request.parts({ limits })) {
     if (part.type === 'file') {
       const content = await part.toBuffer();
       if (part.fieldname === 'file') file = content;
+    } else if (part.valueTruncated) {
+      throw new AppError('payload_too_large', `The \`${part.fieldname}\` field is larger than the 50 MB an import accepts.`);
     } else if (part.fieldname === 'file') {
       file = Buffer.from(String(part.value));
     } else if (JSON_FIELDS.has(part.fieldname)) {
@@ -107,7 +112,7 @@ export function contactImportRoutes(app: App, ctx: Context): void {
   );
 
   app.get(
-    '/contacts/imports/:id',
+    `/contacts/imports/:id${UUID}`,
     { schema: { summary: 'Retrieve a contact import: its status and counts', params: IdParams, response: { 200: ContactImport } } },
     async (request) => imports.getImport(ctx, request.params.id),
   );

@@ -3,13 +3,13 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as properties from '../../domain/contact-properties.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, Nullable, objectId } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
 
-const Value = Type.Union([Type.String(), Type.Number()], { description: 'a string or a number' });
+const Value = Type.Union([Str(MAX.text), Type.Number()], { description: 'a string or a number' });
 
 const PropertyBody = Type.Object({
-  key: Type.Optional(Type.String({ description: 'Letters, digits and underscores, at most 50; required on create, then fixed' })),
-  type: Type.Optional(Type.String({ description: '"string" or "number"; required on create, then fixed' })),
+  key: Type.Optional(Str(MAX.short, 'Letters, digits and underscores, at most 50; required on create, then fixed')),
+  type: Type.Optional(Str(MAX.short, '"string" or "number"; required on create, then fixed')),
   fallback_value: Type.Optional(Nullable(Value)),
 });
 
@@ -42,7 +42,7 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
   );
 
   app.get(
-    '/contact-properties/:id',
+    `/contact-properties/:id${UUID}`,
     {
       schema: {
         summary: 'Retrieve a contact property',
@@ -54,7 +54,7 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
   );
 
   app.patch(
-    '/contact-properties/:id',
+    `/contact-properties/:id${UUID}`,
     {
       schema: {
         summary: "Change a property's fallback value",
@@ -70,7 +70,7 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
   );
 
   app.delete(
-    '/contact-properties/:id',
+    `/contact-properties/:id${UUID}`,
     {
       schema: {
         summary: "Delete a contact property and every contact's value for it",

@@ -4,9 +4,9 @@ import type { Context } from '../../context.ts';
 import * as segments from '../../domain/segments.ts';
 import { ContactParams, SegmentItem } from '../contact-schemas.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { listOfSchema } from '../schemas.ts';
+import { listOfSchema, MAX, Str, UUID } from '../schemas.ts';
 
-const MembershipParams = Type.Object({ ...ContactParams.properties, segment_id: Type.String() });
+const MembershipParams = Type.Object({ ...ContactParams.properties, segment_id: Str(MAX.id) });
 
 // Resend's documents disagree on these answers (§12 of the reference): the union of their fields.
 const Membership = Type.Object({
@@ -32,7 +32,7 @@ export function contactSegmentRoutes(app: App, ctx: Context): void {
   );
 
   app.post(
-    '/contacts/:id/segments/:segment_id',
+    `/contacts/:id/segments/:segment_id${UUID}`,
     { schema: { summary: 'Add a contact to a segment', params: MembershipParams, response: { 200: Membership } } },
     async (request) => {
       const membership = await segments.addContactToSegment(ctx, request.params.id, request.params.segment_id);
@@ -41,7 +41,7 @@ export function contactSegmentRoutes(app: App, ctx: Context): void {
   );
 
   app.delete(
-    '/contacts/:id/segments/:segment_id',
+    `/contacts/:id/segments/:segment_id${UUID}`,
     { schema: { summary: 'Remove a contact from a segment', params: MembershipParams, response: { 200: MembershipDeleted } } },
     async (request) => {
       const membership = await segments.removeContactFromSegment(ctx, request.params.id, request.params.segment_id);

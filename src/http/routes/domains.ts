@@ -3,19 +3,19 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as domains from '../../domain/domains.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, objectId } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
 
 const Capabilities = Type.Object({
-  sending: Type.Optional(Type.String({ description: '"enabled" (the only choice: Mailroom sends)' })),
-  receiving: Type.Optional(Type.String({ description: '"disabled" (Mailroom does not receive)' })),
+  sending: Type.Optional(Str(MAX.short, '"enabled" (the only choice: Mailroom sends)')),
+  receiving: Type.Optional(Str(MAX.short, '"disabled" (Mailroom does not receive)')),
 });
 
 const Settings = {
   open_tracking: Type.Optional(Type.Boolean()),
   click_tracking: Type.Optional(Type.Boolean()),
-  tls: Type.Optional(Type.String({ description: '"opportunistic" (default) or "enforced": STARTTLS required in direct delivery' })),
+  tls: Type.Optional(Str(MAX.short, '"opportunistic" (default) or "enforced": STARTTLS required in direct delivery')),
   capabilities: Type.Optional(Capabilities),
-  tracking_subdomain: Type.Optional(Type.String()),
+  tracking_subdomain: Type.Optional(Str(MAX.short)),
 };
 
 const DomainRecord = Type.Object({
@@ -54,9 +54,9 @@ export function domainRoutes(app: App, ctx: Context): void {
       schema: {
         summary: 'Add a domain: its DNS records, with a new DKIM key',
         body: Type.Object({
-          name: Type.String(),
-          region: Type.Optional(Type.String({ description: 'us-east-1 (default), eu-west-1, sa-east-1 or ap-northeast-1; recorded only' })),
-          custom_return_path: Type.Optional(Type.String({ description: 'Subdomain of the envelope sender (default "send")' })),
+          name: Str(MAX.short),
+          region: Type.Optional(Str(MAX.short, 'us-east-1 (default), eu-west-1, sa-east-1 or ap-northeast-1; recorded only')),
+          custom_return_path: Type.Optional(Str(MAX.short, 'Subdomain of the envelope sender (default "send")')),
           ...Settings,
         }),
         response: { 201: DomainBody },
@@ -72,7 +72,7 @@ export function domainRoutes(app: App, ctx: Context): void {
   );
 
   app.get(
-    '/domains/:id',
+    `/domains/:id${UUID}`,
     {
       schema: {
         summary: 'Retrieve a domain with its DNS records and their status',
@@ -84,7 +84,7 @@ export function domainRoutes(app: App, ctx: Context): void {
   );
 
   app.patch(
-    '/domains/:id',
+    `/domains/:id${UUID}`,
     {
       schema: { summary: 'Update a domain', params: IdParams, body: Type.Object(Settings), response: { 200: objectId('domain') } },
     },
@@ -95,7 +95,7 @@ export function domainRoutes(app: App, ctx: Context): void {
   );
 
   app.delete(
-    '/domains/:id',
+    `/domains/:id${UUID}`,
     { schema: { summary: 'Delete a domain and its DKIM key', params: IdParams, response: { 200: deleted('domain') } } },
     async (request) => {
       await domains.deleteDomain(ctx, request.params.id);
@@ -104,7 +104,7 @@ export function domainRoutes(app: App, ctx: Context): void {
   );
 
   app.post(
-    '/domains/:id/verify',
+    `/domains/:id${UUID}/verify`,
     {
       schema: {
         summary: 'Look the DNS records up now (asynchronously), then again with backoff for 72 hours',

@@ -2,9 +2,9 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as emails from '../../domain/emails.ts';
-import { idempotentRequest } from '../../domain/idempotency.ts';
+import { idempotencyOf } from '../idempotency-key.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { Email, EmailListItem, IdempotencyHeaders, IdParams, IdResponse, listOfSchema, objectId, SendEmailBody } from '../schemas.ts';
+import { Email, EmailListItem, IdempotencyHeaders, IdParams, IdResponse, listOfSchema, MAX, objectId, SendEmailBody, Str, UUID } from '../schemas.ts';
 
 /** Attachments may total 40 MB as base64; the JSON around them needs a little more. */
 const SEND_BODY_LIMIT = 41 * 1024 * 1024;
@@ -25,13 +25,7 @@ export function emailRoutes(app: App, ctx: Context): void {
       config: { access: 'sending' },
       schema: { summary: 'Send an email', headers: IdempotencyHeaders, body: SendEmailBody, response: { 200: IdResponse } },
     },
-    async (request) =>
-      emails.sendEmail(
-        ctx,
-        request.body,
-        request.apiKey,
-        idempotentRequest('/emails', request.headers['idempotency-key'], request.body),
-      ),
+    async (request) => emails.sendEmail(ctx, request.body, request.apiKey, idempotencyOf(request, '/emails')),
   );
 
   app.get(
@@ -41,18 +35,18 @@ export function emailRoutes(app: App, ctx: Context): void {
   );
 
   app.get(
-    '/emails/:id',
+    `/emails/:id${UUID}`,
     { schema: { summary: 'Retrieve an email', params: IdParams, response: { 200: Email } } },
     async (request) => emails.getEmail(ctx, request.params.id),
   );
 
   app.patch(
-    '/emails/:id',
+    `/emails/:id${UUID}`,
     {
       schema: {
         summary: 'Reschedule a scheduled email',
         params: IdParams,
-        body: Type.Object({ scheduled_at: Type.Optional(Type.String()) }),
+        body: Type.Object({ scheduled_at: Type.Optional(Str(MAX.date)) }),
         response: { 200: objectId('email') },
       },
     },
@@ -63,7 +57,7 @@ export function emailRoutes(app: App, ctx: Context): void {
   );
 
   app.post(
-    '/emails/:id/cancel',
+    `/emails/:id${UUID}/cancel`,
     { schema: { summary: 'Cancel a scheduled email', params: IdParams, response: { 200: objectId('email') } } },
     async (request) => {
       await emails.cancelEmail(ctx, request.params.id);
@@ -72,7 +66,7 @@ export function emailRoutes(app: App, ctx: Context): void {
   );
 
   app.get(
-    '/emails/:id/raw',
+    `/emails/:id${UUID}/raw`,
     {
       schema: {
         summary: 'The raw MIME message captured for an email (capture mode)',
@@ -84,7 +78,7 @@ export function emailRoutes(app: App, ctx: Context): void {
   );
 
   app.get(
-    '/emails/:id/events',
+    `/emails/:id${UUID}/events`,
     {
       schema: {
         summary: 'Delivery events of an email, oldest first',

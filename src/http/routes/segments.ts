@@ -5,9 +5,9 @@ import * as contacts from '../../domain/contacts.ts';
 import * as segments from '../../domain/segments.ts';
 import { ContactItem, SegmentItem } from '../contact-schemas.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, objectId } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
 
-const SegmentBody = Type.Object({ name: Type.String() });
+const SegmentBody = Type.Object({ name: Str(MAX.short) });
 
 interface Naming {
   path: '/segments' | '/audiences';
@@ -50,7 +50,7 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
   );
 
   app.get(
-    `${path}/:id`,
+    `${path}/:id${UUID}`,
     {
       schema: {
         summary: `Retrieve ${noun}`,
@@ -62,7 +62,7 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
   );
 
   app.delete(
-    `${path}/:id`,
+    `${path}/:id${UUID}`,
     { schema: { summary: `Delete ${noun}; its contacts stay`, params: IdParams, response: { 200: deleted(object) } } },
     async (request) => {
       await segments.deleteSegment(ctx, request.params.id);
@@ -71,7 +71,7 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
   );
 
   app.get(
-    `${path}/:id/contacts`,
+    `${path}/:id${UUID}/contacts`,
     {
       schema: {
         summary: `List the contacts of ${noun}, all of them when limit is omitted`,
@@ -89,7 +89,7 @@ export function segmentRoutes(app: App, ctx: Context): void {
   segmentResource(app, ctx, { path: '/audiences', object: 'audience', noun: 'an audience (deprecated: a segment)' });
 
   app.patch(
-    '/segments/:id',
+    `/segments/:id${UUID}`,
     { schema: { summary: 'Rename a segment', params: IdParams, body: SegmentBody, response: { 200: objectId('segment') } } },
     async (request) => {
       await segments.renameSegment(ctx, request.params.id, request.body);

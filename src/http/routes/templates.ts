@@ -1,30 +1,31 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
+import { MAX_VARIABLES } from '../../domain/template-variables.ts';
 import * as templates from '../../domain/templates.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { AddressList, deleted, listOfSchema, Nullable, objectId, VariableValue } from '../schemas.ts';
+import { AddressList, CONTENT_BODY_LIMIT, deleted, listOfSchema, MAX, Nullable, objectId, Str, VariableValue } from '../schemas.ts';
 
 // Optional fields of a template; null clears one on update.
-const text = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
+const text = (maxLength: number, description: string) => Type.Optional(Type.Union([Str(maxLength), Type.Null()], { description }));
 
 const VariableInput = Type.Object({
-  key: Type.String({ description: 'ASCII letters, digits and _, at most 50 characters' }),
-  type: Type.String({ description: '"string" or "number"' }),
-  fallback_value: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Null()], { description: 'a string, a number or null' })),
+  key: Str(MAX.short, 'ASCII letters, digits and _, at most 50 characters'),
+  type: Str(MAX.short, '"string" or "number"'),
+  fallback_value: Type.Optional(Type.Union([Str(MAX.text), Type.Number(), Type.Null()], { description: 'a string, a number or null' })),
 });
 
 const templateFields = {
-  alias: text('a string or null: a unique name usable in place of the id'),
-  from: text('a string or null: "email@example.com" or "Name <email@example.com>"'),
-  subject: text('a string or null'),
+  alias: text(MAX.short, 'a string or null: a unique name usable in place of the id'),
+  from: text(MAX.line, 'a string or null: "email@example.com" or "Name <email@example.com>"'),
+  subject: text(MAX.line, 'a string or null'),
   reply_to: Type.Optional(Type.Union([...AddressList.anyOf, Type.Null()], { description: 'an email address, an array of them, or null' })),
-  text: text('a string or null: without it, the text part is generated from the rendered html'),
-  variables: Type.Optional(Type.Array(VariableInput, { description: 'At most 50; replaces the whole list on update' })),
+  text: text(MAX.body, 'a string or null: without it, the text part is generated from the rendered html'),
+  variables: Type.Optional(Type.Array(VariableInput, { maxItems: MAX_VARIABLES, description: 'At most 50; replaces the whole list on update' })),
 };
 
-const CreateBody = Type.Object({ name: Type.String(), html: Type.String(), ...templateFields });
-const UpdateBody = Type.Object({ name: Type.Optional(Type.String()), html: Type.Optional(Type.String()), ...templateFields });
+const CreateBody = Type.Object({ name: Str(MAX.short), html: Str(MAX.body), ...templateFields });
+const UpdateBody = Type.Object({ name: Type.Optional(Str(MAX.short)), html: Type.Optional(Str(MAX.body)), ...templateFields });
 
 const TemplateListItem = Type.Object({
   id: Type.String(),
@@ -58,12 +59,12 @@ const Template = Type.Object({
   has_unpublished_versions: Type.Boolean(),
 });
 
-const IdOrAlias = Type.Object({ id: Type.String({ description: 'The template id or alias' }) });
+const IdOrAlias = Type.Object({ id: Str(MAX.id, 'The template id or alias') });
 
 export function templateRoutes(app: App, ctx: Context): void {
   app.post(
     '/templates',
-    { schema: { summary: 'Create a template (a draft)', body: CreateBody, response: { 201: objectId('template') } } },
+    { bodyLimit: CONTENT_BODY_LIMIT, schema: { summary: 'Create a template (a draft)', body: CreateBody, response: { 201: objectId('template') } } },
     async (request, reply) => {
       const { id } = await templates.createTemplate(ctx, request.body);
       return reply.status(201).send({ object: 'template' as const, id });
@@ -85,6 +86,7 @@ export function templateRoutes(app: App, ctx: Context): void {
   app.patch(
     '/templates/:id',
     {
+      bodyLimit: CONTENT_BODY_LIMIT,
       schema: {
         summary: 'Update a template; a published one keeps sending its published version until published again',
         params: IdOrAlias,

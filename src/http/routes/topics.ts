@@ -3,13 +3,13 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as topics from '../../domain/topics.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, Nullable, objectId } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
 
 const TopicBody = Type.Object({
-  name: Type.Optional(Type.String({ description: 'At most 50 characters; required on create' })),
-  description: Type.Optional(Nullable(Type.String({ description: 'At most 200 characters' }))),
-  default_subscription: Type.Optional(Type.String({ description: '"opt_in" or "opt_out"; required on create, then fixed' })),
-  visibility: Type.Optional(Type.String({ description: '"public" or "private" (default)' })),
+  name: Type.Optional(Str(MAX.short, 'At most 50 characters; required on create')),
+  description: Type.Optional(Nullable(Str(MAX.text, 'At most 200 characters'))),
+  default_subscription: Type.Optional(Str(MAX.short, '"opt_in" or "opt_out"; required on create, then fixed')),
+  visibility: Type.Optional(Str(MAX.short, '"public" or "private" (default)')),
 });
 
 const TopicItem = Type.Object({
@@ -41,7 +41,7 @@ export function topicRoutes(app: App, ctx: Context): void {
   );
 
   app.get(
-    '/topics/:id',
+    `/topics/:id${UUID}`,
     {
       schema: {
         summary: 'Retrieve a topic',
@@ -53,7 +53,7 @@ export function topicRoutes(app: App, ctx: Context): void {
   );
 
   app.patch(
-    '/topics/:id',
+    `/topics/:id${UUID}`,
     {
       schema: {
         summary: 'Update a topic (not its default subscription)',
@@ -69,7 +69,7 @@ export function topicRoutes(app: App, ctx: Context): void {
   );
 
   app.delete(
-    '/topics/:id',
+    `/topics/:id${UUID}`,
     { schema: { summary: 'Delete a topic and its subscriptions', params: IdParams, response: { 200: deleted('topic') } } },
     async (request) => {
       await topics.deleteTopic(ctx, request.params.id);

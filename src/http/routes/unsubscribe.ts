@@ -6,16 +6,27 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as unsubscribe from '../../domain/unsubscribe.ts';
 import { toAppError } from '../error-handler.ts';
+import { MAX, Str } from '../schemas.ts';
 import { messagePage, preferencesPage } from '../unsubscribe-page.ts';
 
 const HTML = 'text/html; charset=utf-8';
 
-const TokenParams = Type.Object({ token: Type.String({ description: 'The signed token of an unsubscribe link' }) });
+// The page loads nothing, runs no script, posts only to itself and is never framed, cached or named in
+// a Referer: its URL is the contact's credential.
+const PAGE_HEADERS = {
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+const TokenParams = Type.Object({ token: Str(512, 'The signed token of an unsubscribe link') });
 
 const Form = Type.Object({
-  'List-Unsubscribe': Type.Optional(Type.String({ description: 'RFC 8058 one-click: "One-Click"' })),
-  topic_id: Type.Optional(Type.String({ description: 'Leave this topic' })),
-  everything: Type.Optional(Type.String({ description: 'Leave everything' })),
+  'List-Unsubscribe': Type.Optional(Str(MAX.short, 'RFC 8058 one-click: "One-Click"')),
+  topic_id: Type.Optional(Str(MAX.id, 'Leave this topic')),
+  everything: Type.Optional(Str(MAX.short, 'Leave everything')),
 });
 
 const HtmlPage = { content: { 'text/html': { schema: Type.String({ description: 'A small html page' }) } } };
@@ -38,6 +49,7 @@ export function unsubscribeRoutes(app: App, ctx: Context): void {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
     await scope.register(multipart, { attachFieldsToBody: 'keyValues', limits: { files: 0, fields: 10, fieldSize: 1000 } });
     scope.setErrorHandler(handlePageError);
+    scope.addHook('onSend', async (_request, reply) => void reply.headers(PAGE_HEADERS));
 
     scope.get(
       '/unsubscribe/:token',
