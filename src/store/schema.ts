@@ -87,6 +87,12 @@ export interface JobTable {
   created_at: number;
 }
 
+/** A running worker and when it last said so (epoch ms); jobs it holds are taken over once that is stale. */
+export interface WorkerTable {
+  id: string;
+  heartbeat_at: number;
+}
+
 /** A request's answer, kept for 24 hours under its Idempotency-Key. */
 export interface IdempotencyKeyTable {
   endpoint: string;
@@ -264,6 +270,7 @@ export interface Database {
   email_events: EmailEventTable;
   captured_messages: CapturedMessageTable;
   jobs: JobTable;
+  workers: WorkerTable;
   idempotency_keys: IdempotencyKeyTable;
   templates: TemplateTable;
   template_versions: TemplateVersionTable;

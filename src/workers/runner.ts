@@ -2,11 +2,22 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../context.ts';
 import { claimJobs, retryJob, type JobRow } from '../store/jobs.ts';
+import { deleteStaleWorkers, saveHeartbeat } from '../store/workers.ts';
 
 /** A task is a plain async function. It completes its job in the transaction that records its outcome. */
 export type Task = (ctx: Context, job: JobRow) => Promise<void>;
 
 const CLAIM_BATCH = 32;
+
+/** How often a worker renews its row in `workers`. */
+export const HEARTBEAT_INTERVAL_MS = 5_000;
+
+/**
+ * A worker silent this long is taken for dead, and its jobs are taken over. Six missed beats: a busy
+ * event loop or a slow database does not make a live worker look dead, while a crashed worker's mail
+ * waits half a minute, not minutes.
+ */
+export const WORKER_STALE_MS = 30_000;
 
 /** exp(min(attempts, 10)) seconds: 2.7 s, 7.4 s, 20 s ... then about 6 h per attempt from the tenth on. */
 export function backoffMs(attempts: number): number {
@@ -16,7 +27,9 @@ export function backoffMs(attempts: number): number {
 /**
  * Claims due jobs in small batches and runs them concurrently up to the configured limit. It looks for
  * work when jobs are committed in this process, when a task finishes, and otherwise every poll
- * interval. A task that throws is retried with backoff until its attempts run out.
+ * interval. A task that throws is retried with backoff until its attempts run out. While it runs, the
+ * runner renews its heartbeat row; the jobs of a worker whose heartbeat went stale are taken over by
+ * the next claim anywhere.
  */
 export class Runner {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -24,7 +37,10 @@ export class Runner {
   private running = false;
   private claiming = false;
   private claimAgain = false;
+  private beatAt = -Infinity;
+  private beating: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -32,9 +48,14 @@ export class Runner {
     private readonly tasks: Record<string, Task>,
   ) {}
 
+  /** Starts beating and claiming; a stopped runner may start again. */
   start(): void {
     this.running = true;
+    this.beatAt = -Infinity; // the first claim writes the row before it takes any job
     this.unsubscribe = this.ctx.jobsAdded.subscribe(() => this.wake());
+    this.heartbeat = setInterval(() => {
+      this.beat().catch((error) => this.ctx.log.error({ err: error }, 'heartbeat failed'));
+    }, HEARTBEAT_INTERVAL_MS);
     this.wake();
   }
 
@@ -52,13 +73,21 @@ export class Runner {
     this.claiming = true;
     const { concurrency, lockTimeoutMs, pollMs } = this.ctx.config.worker;
     try {
+      // Also renewed here, not only on its timer, for a clock that moves faster than the timer (tests).
+      if (this.ctx.clock.now() - this.beatAt >= HEARTBEAT_INTERVAL_MS) await this.beat();
       do {
         this.claimAgain = false;
         const free = concurrency - this.inFlight.size;
         if (free <= 0) break; // a finishing task wakes the runner
         const limit = Math.min(free, CLAIM_BATCH);
         const now = this.ctx.clock.now();
-        const jobs = await claimJobs(this.ctx.db, { workerId: this.id, now, limit, staleBefore: now - lockTimeoutMs });
+        const jobs = await claimJobs(this.ctx.db, {
+          workerId: this.id,
+          now,
+          limit,
+          silentSince: now - WORKER_STALE_MS,
+          lockedBefore: now - lockTimeoutMs,
+        });
         for (const job of jobs) this.run(job);
         if (jobs.length === limit) this.claimAgain = true;
       } while (this.claimAgain && this.running);
@@ -69,6 +98,17 @@ export class Runner {
     }
     clearTimeout(this.timer);
     if (this.running) this.timer = setTimeout(() => this.wake(), pollMs);
+  }
+
+  /** Renews this worker's heartbeat, and deletes the rows of workers that died. */
+  private beat(): Promise<void> {
+    const now = this.ctx.clock.now();
+    this.beatAt = now;
+    this.beating = (async () => {
+      await saveHeartbeat(this.ctx.db, this.id, now);
+      await deleteStaleWorkers(this.ctx.db, now - WORKER_STALE_MS);
+    })();
+    return this.beating;
   }
 
   private run(job: JobRow): void {
@@ -101,11 +141,13 @@ export class Runner {
     this.running = false;
     this.unsubscribe?.();
     clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
     let timeout: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled([...this.inFlight]),
       new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs))),
     ]);
     clearTimeout(timeout);
+    await this.beating.catch(() => {}); // before the context closes under it
   }
 }

@@ -6,6 +6,7 @@ import * as contacts from './0003-contacts.ts';
 import * as templates from './0004-templates.ts';
 import * as domains from './0005-domains.ts';
 import * as broadcasts from './0006-broadcasts.ts';
+import * as workers from './0007-workers.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0004-templates': templates,
   '0005-domains': domains,
   '0006-broadcasts': broadcasts,
+  '0007-workers': workers,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
