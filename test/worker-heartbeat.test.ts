@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import { readConfig } from '../src/config.ts';
+import { closeContext, createContext, type Context } from '../src/context.ts';
 import { newJob } from '../src/domain/jobs.ts';
 import { addJobs, completeJob } from '../src/store/jobs.ts';
 import { saveHeartbeat } from '../src/store/workers.ts';
 import { Runner, WORKER_STALE_MS, type Task } from '../src/workers/runner.ts';
-import { dialects, eventually, startApp, type TestApp } from './harness.ts';
+import { configEnv, dialects, eventually, startApp, type TestApp } from './harness.ts';
 import { startSmtpServer, type TestSmtpServer } from './smtp-server.ts';
 
 const email = (i: number) => ({ from: 'a@example.com', to: `user${i}@example.com`, subject: `#${i}`, text: 'hello' });
@@ -46,6 +49,12 @@ async function lockJob(t: TestApp, emailId: string, workerId: string): Promise<v
     .set({ locked_by: workerId, locked_at: t.clock.now(), attempts: 1 })
     .where('key', '=', `send-email:${emailId}`)
     .execute();
+}
+
+/** The context of another worker process on the test app's database and clock; its log lines go to `lines`. */
+async function workerContext(t: TestApp, lines: string[]): Promise<Context> {
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+  return createContext(readConfig(configEnv(t.ctx)), { clock: t.clock, log });
 }
 
 for (const dialect of dialects) {
@@ -109,6 +118,70 @@ for (const dialect of dialects) {
       } finally {
         held.release();
         await a.stop(5000);
+        await b.stop(5000);
+        await t.close();
+      }
+    });
+
+    it('stop() hands back the jobs its timeout cut off at once, deletes its heartbeat, and logs one line', async () => {
+      const t = await startApp(dialect, { worker: false });
+      const held = holdingTask();
+      const lines: string[] = [];
+      const ctx = await workerContext(t, lines);
+      let closed = false;
+      const a = new Runner(ctx, held.tasks);
+      const b = new Runner(t.ctx, held.tasks);
+      try {
+        await addHoldJobs(t, 2);
+        a.start();
+        await eventually(() => held.started.length === 2);
+        assert.notEqual(await heartbeatOf(t, a.id), undefined);
+
+        await a.stop(100);
+        assert.equal(await heartbeatOf(t, a.id), undefined, 'its heartbeat row is gone');
+        assert.deepEqual(
+          (await jobs(t)).map((job) => [job.locked_by, job.attempts]),
+          [[null, 0], [null, 0]],
+          'unlocked, their attempt not counted',
+        );
+        b.start(); // the clock does not move
+        await eventually(() => held.started.length === 4);
+
+        // As main.ts does after stop(): the context closes under the tasks still running in it.
+        await closeContext(ctx);
+        closed = true;
+        held.release();
+        await eventually(() => held.settled() === 4);
+        await eventually(async () => (await jobs(t)).length === 0);
+        const loud = lines.map((line) => JSON.parse(line) as { level: number; jobs?: number }).filter((line) => line.level >= 40);
+        assert.deepEqual(loud.map((line) => [line.level, line.jobs]), [[40, 2]], 'one warning with the count, and no errors');
+      } finally {
+        held.release();
+        if (!closed) {
+          await a.stop(0);
+          await closeContext(ctx);
+        }
+        await b.stop(5000);
+        await t.close();
+      }
+    });
+
+    it('stop() hands back at once, unstarted, the jobs of a claim still in the database', async () => {
+      const t = await startApp(dialect, { worker: false });
+      const held = holdingTask();
+      const a = new Runner(t.ctx, held.tasks);
+      const b = new Runner(t.ctx, held.tasks);
+      try {
+        await addHoldJobs(t, 3);
+        a.start(); // its first claim is under way when stop() comes
+        await a.stop(5000);
+        assert.deepEqual(held.started, [], 'none was started');
+        assert.deepEqual((await jobs(t)).map((job) => [job.locked_by, job.attempts]), [[null, 0], [null, 0], [null, 0]]);
+        assert.equal(await heartbeatOf(t, a.id), undefined);
+        b.start();
+        await eventually(() => held.started.length === 3);
+      } finally {
+        held.release();
         await b.stop(5000);
         await t.close();
       }

@@ -58,6 +58,22 @@ export async function claimJobs(
     .execute();
 }
 
+/**
+ * Hands back the jobs of `ids` that `workerId` still holds, as if it had never claimed them: unlocked,
+ * due when they were, with the attempt given back (a worker stopping is not the job's failure). Returns
+ * how many it released.
+ */
+export async function releaseJobs(db: Db | Tx, workerId: string, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db
+    .updateTable('jobs')
+    .set((eb) => ({ locked_by: null, locked_at: null, attempts: eb('attempts', '-', 1) }))
+    .where('id', 'in', ids)
+    .where('locked_by', '=', workerId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** Removes a finished job; call it in the transaction that records the job's outcome. */
 export async function completeJob(tx: Db | Tx, id: string): Promise<void> {
   await tx.deleteFrom('jobs').where('id', '=', id).execute();

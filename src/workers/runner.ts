@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../context.ts';
-import { claimJobs, retryJob, type JobRow } from '../store/jobs.ts';
-import { deleteStaleWorkers, saveHeartbeat } from '../store/workers.ts';
+import { claimJobs, releaseJobs, retryJob, type JobRow } from '../store/jobs.ts';
+import { deleteStaleWorkers, deleteWorker, saveHeartbeat } from '../store/workers.ts';
 
 /** A task is a plain async function. It completes its job in the transaction that records its outcome. */
 export type Task = (ctx: Context, job: JobRow) => Promise<void>;
@@ -33,10 +33,15 @@ export function backoffMs(attempts: number): number {
  */
 export class Runner {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** The jobs running, by the promise that settles when their task does. */
+  private readonly inFlight = new Map<Promise<void>, JobRow>();
+  /** Jobs cut off and handed back by stop(): another worker's now, whatever their task does next. */
+  private readonly handedBack = new WeakSet<JobRow>();
   private running = false;
   private claiming = false;
   private claimAgain = false;
+  /** The claim under way, or the last one: stop() waits for it. */
+  private claimed: Promise<void> = Promise.resolve();
   private beatAt = -Infinity;
   private beating: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -66,7 +71,7 @@ export class Runner {
       this.claimAgain = true;
       return;
     }
-    void this.claim();
+    this.claimed = this.claim();
   }
 
   private async claim(): Promise<void> {
@@ -88,6 +93,11 @@ export class Runner {
           silentSince: now - WORKER_STALE_MS,
           lockedBefore: now - lockTimeoutMs,
         });
+        if (!this.running) {
+          // stop() came while this claim was in the database: hand its jobs back unstarted, now.
+          await releaseJobs(this.ctx.db, this.id, jobs.map((job) => job.id));
+          break;
+        }
         for (const job of jobs) this.run(job);
         if (jobs.length === limit) this.claimAgain = true;
       } while (this.claimAgain && this.running);
@@ -117,7 +127,7 @@ export class Runner {
       // Claim again once half the slots are free: fewer, larger claims than one per finished job.
       if (this.inFlight.size <= this.ctx.config.worker.concurrency / 2) this.wake();
     });
-    this.inFlight.add(done);
+    this.inFlight.set(done, job);
   }
 
   private async execute(job: JobRow): Promise<void> {
@@ -126,6 +136,8 @@ export class Runner {
       if (!task) throw new Error(`no task named "${job.task}"`);
       await task(this.ctx, job);
     } catch (error) {
+      // Handed back at stop: its failure (often the context closing under it) is nobody's news here.
+      if (this.handedBack.has(job)) return;
       this.ctx.log.error({ err: error, job: job.id, task: job.task, attempts: job.attempts }, 'job failed');
       try {
         await retryJob(this.ctx.db, job.id, this.ctx.clock.now() + backoffMs(job.attempts), String(error));
@@ -136,18 +148,37 @@ export class Runner {
     }
   }
 
-  /** Stops claiming and waits up to `timeoutMs` for running jobs; unfinished ones are taken over later. */
+  /**
+   * Stops claiming (a claim under way hands its jobs back at once, unstarted) and waits up to
+   * `timeoutMs` for running jobs. Then it hands back those still running, their attempt not counted,
+   * and deletes its heartbeat row, so other workers take them over at once; a job cut off in its SMTP
+   * transaction may go out twice. What the cut-off tasks do afterwards is not reported.
+   */
   async stop(timeoutMs: number): Promise<void> {
     this.running = false;
     this.unsubscribe?.();
     clearTimeout(this.timer);
     clearInterval(this.heartbeat);
+    await this.claimed;
     let timeout: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([...this.inFlight]),
+      Promise.allSettled(this.inFlight.keys()),
       new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs))),
     ]);
     clearTimeout(timeout);
-    await this.beating.catch(() => {}); // before the context closes under it
+    const cutOff = [...this.inFlight.values()];
+    this.inFlight.clear();
+    for (const job of cutOff) this.handedBack.add(job);
+    try {
+      await releaseJobs(this.ctx.db, this.id, cutOff.map((job) => job.id));
+      await this.beating.catch(() => {}); // a beat under way would bring the row back after its delete
+      await deleteWorker(this.ctx.db, this.id);
+    } catch (error) {
+      // Its row goes stale instead, and its jobs are taken over within WORKER_STALE_MS.
+      this.ctx.log.error({ err: error }, 'could not hand back the jobs of a stopping worker');
+    }
+    if (cutOff.length > 0) {
+      this.ctx.log.warn({ jobs: cutOff.length }, `shutdown timeout: ${cutOff.length} running jobs cut off and handed back`);
+    }
   }
 }
