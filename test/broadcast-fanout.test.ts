@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { CHUNK_RECIPIENTS, sendBroadcastTask } from '../src/workers/send-broadcast.ts';
-import { configEnv, dialects, eventually, startApp, startWorker, type TestApp } from './harness.ts';
+import { configEnv, dialects, eventually, outliveKilledWorkers, startApp, startWorker, type TestApp } from './harness.ts';
 
 const content = { from: 'news@example.com', subject: 'Hi {{{FIRST_NAME|there}}}', html: '<p>Hi</p>' };
 
@@ -71,9 +71,9 @@ for (const dialect of dialects) {
         const last = await t.ctx.db.selectFrom('broadcast_recipients').select('contact_id').where('broadcast_id', '=', id).orderBy('contact_id', 'desc').executeTakeFirstOrThrow();
         await t.resend.contacts.remove(last.contact_id);
 
-        // The dead worker's lock is stale once the clock passes it; another worker takes over.
-        t.advance(60_000);
-        const second = await startWorker(t, { WORKER_LOCK_TIMEOUT_MS: '1000' });
+        // Once the dead worker's heartbeat is stale, another worker takes its job over.
+        outliveKilledWorkers(t);
+        const second = await startWorker(t);
         try {
           await eventually(async () => (await t.resend.broadcasts.get(id)).data?.status === 'sent' || undefined, 60_000);
         } finally {

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { ContactImport } from 'resend';
 import { importContactsTask } from '../src/workers/import-contacts.ts';
-import { configEnv, dialects, eventually, requestJson, startApp, startWorker, type TestApp } from './harness.ts';
+import { configEnv, dialects, eventually, outliveKilledWorkers, requestJson, startApp, startWorker, type TestApp } from './harness.ts';
 
 const csv = (lines: string[]) => new Blob([lines.join('\n')], { type: 'text/csv' });
 
@@ -225,9 +225,9 @@ for (const dialect of dialects) {
         assert.ok(atCrash!.counts.total < rows);
         assert.equal(await count(t, 'contacts'), atCrash!.counts.total, 'progress and rows were committed together');
 
-        // The dead worker's lock is stale once the clock passes it; another worker takes over.
-        t.advance(60_000);
-        const second = await startWorker(t, { WORKER_LOCK_TIMEOUT_MS: '1000' });
+        // Once the dead worker's heartbeat is stale, another worker takes its job over.
+        outliveKilledWorkers(t);
+        const second = await startWorker(t);
         try {
           const done = await finished(t, data!.id, 60_000);
           assert.equal(done.status, 'completed');

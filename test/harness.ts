@@ -12,7 +12,7 @@ import { buildApp, type App } from '../src/app.ts';
 import { readConfig } from '../src/config.ts';
 import { closeContext, createContext, type Context } from '../src/context.ts';
 import { seedApiKey } from '../src/domain/api-keys.ts';
-import { Runner } from '../src/workers/runner.ts';
+import { Runner, WORKER_STALE_MS } from '../src/workers/runner.ts';
 import { tasks } from '../src/workers/tasks.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -121,6 +121,14 @@ export async function startApp(dialect: Dialect, options: StartOptions = {}): Pr
       if (!options.database) await database.drop();
     },
   };
+}
+
+/**
+ * Moves the test clock to where a worker process killed before now looks dead, so that its jobs are
+ * taken over: such a process stamps its heartbeat with the real clock, which runs ahead of the test's.
+ */
+export function outliveKilledWorkers(t: TestApp): void {
+  t.advance(Math.max(0, Date.now() + WORKER_STALE_MS + 1 - t.clock.now()));
 }
 
 /** Raw HTTP with a JSON body (when given) and a JSON answer, for what the SDK cannot send or show (statuses). */

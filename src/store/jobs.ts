@@ -9,15 +9,19 @@ export async function addJobs(tx: Db | Tx, jobs: JobRow[]): Promise<void> {
 }
 
 /**
- * Claims up to `limit` due jobs in one statement. On PostgreSQL, FOR UPDATE SKIP LOCKED lets many
- * workers claim at once without waiting on, or taking, each other's rows; SQLite has one writer at a
- * time, so the statement is atomic there as it stands. A job whose lock is older than `staleBefore`
- * belongs to a worker that died and is taken over. Attempts count at claim time, so a job that
- * crashes its worker still uses up its attempts.
+ * Claims up to `limit` due jobs in one statement: those no worker holds; those held by another worker
+ * with no heartbeat since `silentSince` (or no row at all), which died holding them; and, as a backstop,
+ * those locked before `lockedBefore` by anyone, whose live worker no longer runs them (a task that hung,
+ * a claim whose answer was lost, a failed reschedule). Finding a holder dead is a lookup in the small
+ * workers table (by primary key on SQLite, hashed once per claim on PostgreSQL), for held jobs only. A
+ * worker never takes its own jobs over on the heartbeat rule: they are running in it, whatever its row
+ * says. On PostgreSQL, FOR UPDATE SKIP LOCKED lets many workers claim at once without waiting on, or
+ * taking, each other's rows; SQLite has one writer at a time, so the statement is atomic there as it
+ * stands. Attempts count at claim time, so a job that crashes its worker still uses up its attempts.
  */
 export async function claimJobs(
   db: Db,
-  options: { workerId: string; now: number; limit: number; staleBefore: number },
+  options: { workerId: string; now: number; limit: number; silentSince: number; lockedBefore: number },
 ): Promise<JobRow[]> {
   return db
     .updateTable('jobs')
@@ -29,8 +33,20 @@ export async function claimJobs(
         .where('run_at', '<=', options.now)
         .where((w) =>
           w.or([
-            w.and([w('locked_at', 'is', null), w('attempts', '<', w.ref('max_attempts'))]),
-            w('locked_at', '<', options.staleBefore),
+            w.and([w('locked_by', 'is', null), w('attempts', '<', w.ref('max_attempts'))]),
+            w('locked_at', '<', options.lockedBefore),
+            w.and([
+              w('locked_by', '!=', options.workerId),
+              w.not(
+                w.exists(
+                  w
+                    .selectFrom('workers')
+                    .select('workers.id')
+                    .whereRef('workers.id', '=', 'jobs.locked_by')
+                    .where('workers.heartbeat_at', '>=', options.silentSince),
+                ),
+              ),
+            ]),
           ]),
         )
         .orderBy('run_at')
@@ -40,6 +56,22 @@ export async function claimJobs(
     })
     .returningAll()
     .execute();
+}
+
+/**
+ * Hands back the jobs of `ids` that `workerId` still holds, as if it had never claimed them: unlocked,
+ * due when they were, with the attempt given back (a worker stopping is not the job's failure). Returns
+ * how many it released.
+ */
+export async function releaseJobs(db: Db | Tx, workerId: string, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db
+    .updateTable('jobs')
+    .set((eb) => ({ locked_by: null, locked_at: null, attempts: eb('attempts', '-', 1) }))
+    .where('id', 'in', ids)
+    .where('locked_by', '=', workerId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /** Removes a finished job; call it in the transaction that records the job's outcome. */
@@ -91,8 +123,10 @@ export async function deleteJob(tx: Db | Tx, key: string): Promise<void> {
 }
 
 /**
- * Renews the lock of a long job that its worker still holds (a heartbeat), so that it is not taken
- * over as stale while it runs; false when another worker has taken it over meanwhile.
+ * Renews the lock of a long job that its worker still holds, in the job's own transaction, so that the
+ * lock timeout does not take it over while it runs; false when another worker has taken it over or the
+ * job was deleted meanwhile. The write keeps the row locked until that transaction ends, so no claim
+ * takes the job between this check and the commit.
  */
 export async function renewJobLock(tx: Db | Tx, id: string, workerId: string, now: number): Promise<boolean> {
   const result = await tx

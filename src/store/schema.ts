@@ -89,6 +89,12 @@ export interface JobTable {
   created_at: number;
 }
 
+/** A running worker and when it last said so (epoch ms); jobs it holds are taken over once that is stale. */
+export interface WorkerTable {
+  id: string;
+  heartbeat_at: number;
+}
+
 /** A request's answer, kept for 24 hours under its Idempotency-Key. */
 export interface IdempotencyKeyTable {
   /** Keys are the API key's own: another API key's request never sees them. */
@@ -268,6 +274,7 @@ export interface Database {
   email_events: EmailEventTable;
   captured_messages: CapturedMessageTable;
   jobs: JobTable;
+  workers: WorkerTable;
   idempotency_keys: IdempotencyKeyTable;
   templates: TemplateTable;
   template_versions: TemplateVersionTable;

@@ -1,12 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../context.ts';
-import { claimJobs, retryJob, type JobRow } from '../store/jobs.ts';
+import { claimJobs, releaseJobs, retryJob, type JobRow } from '../store/jobs.ts';
+import { deleteStaleWorkers, deleteWorker, saveHeartbeat } from '../store/workers.ts';
 
 /** A task is a plain async function. It completes its job in the transaction that records its outcome. */
 export type Task = (ctx: Context, job: JobRow) => Promise<void>;
 
 const CLAIM_BATCH = 32;
+
+/** How often a worker renews its row in `workers`. */
+export const HEARTBEAT_INTERVAL_MS = 5_000;
+
+/**
+ * A worker silent this long is taken for dead, and its jobs are taken over. Six missed beats: a busy
+ * event loop or a slow database does not make a live worker look dead, while a crashed worker's mail
+ * waits half a minute, not minutes.
+ */
+export const WORKER_STALE_MS = 30_000;
 
 /** exp(min(attempts, 10)) seconds: 2.7 s, 7.4 s, 20 s ... then about 6 h per attempt from the tenth on. */
 export function backoffMs(attempts: number): number {
@@ -16,15 +27,25 @@ export function backoffMs(attempts: number): number {
 /**
  * Claims due jobs in small batches and runs them concurrently up to the configured limit. It looks for
  * work when jobs are committed in this process, when a task finishes, and otherwise every poll
- * interval. A task that throws is retried with backoff until its attempts run out.
+ * interval. A task that throws is retried with backoff until its attempts run out. While it runs, the
+ * runner renews its heartbeat row; the jobs of a worker whose heartbeat went stale are taken over by
+ * the next claim anywhere.
  */
 export class Runner {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** The jobs running, by the promise that settles when their task does. */
+  private readonly inFlight = new Map<Promise<void>, JobRow>();
+  /** Jobs cut off and handed back by stop(): another worker's now, whatever their task does next. */
+  private readonly handedBack = new WeakSet<JobRow>();
   private running = false;
   private claiming = false;
   private claimAgain = false;
+  /** The claim under way, or the last one: stop() waits for it. */
+  private claimed: Promise<void> = Promise.resolve();
+  private beatAt = -Infinity;
+  private beating: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -32,9 +53,14 @@ export class Runner {
     private readonly tasks: Record<string, Task>,
   ) {}
 
+  /** Starts beating and claiming; a stopped runner may start again. */
   start(): void {
     this.running = true;
+    this.beatAt = -Infinity; // the first claim writes the row before it takes any job
     this.unsubscribe = this.ctx.jobsAdded.subscribe(() => this.wake());
+    this.heartbeat = setInterval(() => {
+      this.beat().catch((error) => this.ctx.log.error({ err: error }, 'heartbeat failed'));
+    }, HEARTBEAT_INTERVAL_MS);
     this.wake();
   }
 
@@ -45,20 +71,33 @@ export class Runner {
       this.claimAgain = true;
       return;
     }
-    void this.claim();
+    this.claimed = this.claim();
   }
 
   private async claim(): Promise<void> {
     this.claiming = true;
     const { concurrency, lockTimeoutMs, pollMs } = this.ctx.config.worker;
     try {
+      // Also renewed here, not only on its timer, for a clock that moves faster than the timer (tests).
+      if (this.ctx.clock.now() - this.beatAt >= HEARTBEAT_INTERVAL_MS) await this.beat();
       do {
         this.claimAgain = false;
         const free = concurrency - this.inFlight.size;
         if (free <= 0) break; // a finishing task wakes the runner
         const limit = Math.min(free, CLAIM_BATCH);
         const now = this.ctx.clock.now();
-        const jobs = await claimJobs(this.ctx.db, { workerId: this.id, now, limit, staleBefore: now - lockTimeoutMs });
+        const jobs = await claimJobs(this.ctx.db, {
+          workerId: this.id,
+          now,
+          limit,
+          silentSince: now - WORKER_STALE_MS,
+          lockedBefore: now - lockTimeoutMs,
+        });
+        if (!this.running) {
+          // stop() came while this claim was in the database: hand its jobs back unstarted, now.
+          await releaseJobs(this.ctx.db, this.id, jobs.map((job) => job.id));
+          break;
+        }
         for (const job of jobs) this.run(job);
         if (jobs.length === limit) this.claimAgain = true;
       } while (this.claimAgain && this.running);
@@ -71,13 +110,24 @@ export class Runner {
     if (this.running) this.timer = setTimeout(() => this.wake(), pollMs);
   }
 
+  /** Renews this worker's heartbeat, and deletes the rows of workers that died. */
+  private beat(): Promise<void> {
+    const now = this.ctx.clock.now();
+    this.beatAt = now;
+    this.beating = (async () => {
+      await saveHeartbeat(this.ctx.db, this.id, now);
+      await deleteStaleWorkers(this.ctx.db, now - WORKER_STALE_MS);
+    })();
+    return this.beating;
+  }
+
   private run(job: JobRow): void {
     const done = this.execute(job).finally(() => {
       this.inFlight.delete(done);
       // Claim again once half the slots are free: fewer, larger claims than one per finished job.
       if (this.inFlight.size <= this.ctx.config.worker.concurrency / 2) this.wake();
     });
-    this.inFlight.add(done);
+    this.inFlight.set(done, job);
   }
 
   private async execute(job: JobRow): Promise<void> {
@@ -86,6 +136,8 @@ export class Runner {
       if (!task) throw new Error(`no task named "${job.task}"`);
       await task(this.ctx, job);
     } catch (error) {
+      // Handed back at stop: its failure (often the context closing under it) is nobody's news here.
+      if (this.handedBack.has(job)) return;
       this.ctx.log.error({ err: error, job: job.id, task: job.task, attempts: job.attempts }, 'job failed');
       try {
         await retryJob(this.ctx.db, job.id, this.ctx.clock.now() + backoffMs(job.attempts), String(error));
@@ -96,16 +148,37 @@ export class Runner {
     }
   }
 
-  /** Stops claiming and waits up to `timeoutMs` for running jobs; unfinished ones are taken over later. */
+  /**
+   * Stops claiming (a claim under way hands its jobs back at once, unstarted) and waits up to
+   * `timeoutMs` for running jobs. Then it hands back those still running, their attempt not counted,
+   * and deletes its heartbeat row, so other workers take them over at once; a job cut off in its SMTP
+   * transaction may go out twice. What the cut-off tasks do afterwards is not reported.
+   */
   async stop(timeoutMs: number): Promise<void> {
     this.running = false;
     this.unsubscribe?.();
     clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
+    await this.claimed;
     let timeout: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([...this.inFlight]),
+      Promise.allSettled(this.inFlight.keys()),
       new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs))),
     ]);
     clearTimeout(timeout);
+    const cutOff = [...this.inFlight.values()];
+    this.inFlight.clear();
+    for (const job of cutOff) this.handedBack.add(job);
+    try {
+      await releaseJobs(this.ctx.db, this.id, cutOff.map((job) => job.id));
+      await this.beating.catch(() => {}); // a beat under way would bring the row back after its delete
+      await deleteWorker(this.ctx.db, this.id);
+    } catch (error) {
+      // Its row goes stale instead, and its jobs are taken over within WORKER_STALE_MS.
+      this.ctx.log.error({ err: error }, 'could not hand back the jobs of a stopping worker');
+    }
+    if (cutOff.length > 0) {
+      this.ctx.log.warn({ jobs: cutOff.length }, `shutdown timeout: ${cutOff.length} running jobs cut off and handed back`);
+    }
   }
 }

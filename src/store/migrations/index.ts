@@ -6,6 +6,7 @@ import * as contacts from './0003-contacts.ts';
 import * as templates from './0004-templates.ts';
 import * as domains from './0005-domains.ts';
 import * as broadcasts from './0006-broadcasts.ts';
+import * as workers from './0007-workers.ts';
 import * as keyScopes from './0008-key-scopes.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0004-templates': templates,
   '0005-domains': domains,
   '0006-broadcasts': broadcasts,
+  '0007-workers': workers,
   '0008-key-scopes': keyScopes,
 };
 
