@@ -10,6 +10,8 @@ export interface PageRequest {
 export interface Page<Row> {
   has_more: boolean;
   data: Row[];
+  /** Without `limit`: the rows after `data`, read slice by slice as they are consumed; absent when there are none. */
+  rest?: AsyncIterable<Row[]>;
 }
 
 /**
@@ -33,4 +35,26 @@ export async function selectPage<Row>(
   if (has_more) data.pop();
   if (page.before !== undefined) data.reverse();
   return { has_more, data };
+}
+
+/** The page with `map` applied to each row, to `rest` too as it is read. */
+export function mapPage<Row, Mapped>(page: Page<Row>, map: (row: Row) => Mapped): Page<Mapped> {
+  const { rest } = page;
+  async function* mapSlices(slices: AsyncIterable<Row[]>): AsyncGenerator<Mapped[]> {
+    for await (const slice of slices) yield slice.map(map);
+  }
+  return { has_more: page.has_more, data: page.data.map(map), ...(rest ? { rest: mapSlices(rest) } : {}) };
+}
+
+/** A page's `data`, then the slices of its `rest`. */
+export async function* slicesOf<Row>(page: Page<Row>): AsyncGenerator<Row[]> {
+  yield page.data;
+  if (page.rest) yield* page.rest;
+}
+
+/** Every row of a page and its `rest`, for internal lists that are small by nature. */
+export async function allRows<Row>(page: Page<Row>): Promise<Row[]> {
+  const rows: Row[] = [];
+  for await (const slice of slicesOf(page)) rows.push(...slice);
+  return rows;
 }
