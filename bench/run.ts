@@ -4,6 +4,7 @@ import { benchBroadcasts } from './broadcasts.ts';
 import { benchContacts } from './contacts.ts';
 import { benchDelivery, type Figure } from './delivery.ts';
 import { benchDkim } from './dkim.ts';
+import { benchLists } from './lists.ts';
 import { benchTemplates } from './templates.ts';
 
 const benches: Record<string, () => Promise<Figure[]>> = {
@@ -13,6 +14,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   templates: () => benchTemplates({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
   contacts: () => benchContacts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
   broadcasts: () => benchBroadcasts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
+  lists: () => benchLists({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

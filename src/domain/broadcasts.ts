@@ -5,7 +5,7 @@ import { newId } from '../ids.ts';
 import * as store from '../store/broadcasts.ts';
 import type { Tx } from '../store/db.ts';
 import { addJobs, deleteJob } from '../store/jobs.ts';
-import type { PageRequest } from '../store/paginate.ts';
+import { mapPage, type PageRequest } from '../store/paginate.ts';
 import type { BroadcastStatus } from '../store/schema.ts';
 import { checkContent, checkNewContent, checkSendable, type BroadcastInput, type CreateBroadcastInput } from './broadcast-input.ts';
 import { newJob } from './jobs.ts';
@@ -80,7 +80,7 @@ export async function getBroadcast(ctx: Context, id: string) {
 /** GET /broadcasts: list rows without the content. */
 export async function listBroadcasts(ctx: Context, page: PageRequest) {
   const result = await store.listBroadcasts(ctx.db, page);
-  return { has_more: result.has_more, data: result.data.map((row) => ({ ...row, audience_id: row.segment_id })) };
+  return mapPage(result, (row) => ({ ...row, audience_id: row.segment_id }));
 }
 
 /** PATCH /broadcasts/:id: a draft changes freely; after that only its `name` can change. */

@@ -3,7 +3,7 @@ import type { Context } from '../context.ts';
 import { AppError, missingField, notFound } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import * as contacts from '../store/contacts.ts';
-import type { PageRequest } from '../store/paginate.ts';
+import { mapPage, type PageRequest } from '../store/paginate.ts';
 import * as segments from '../store/segments.ts';
 import { setSubscriptions } from '../store/topics.ts';
 import {
@@ -134,5 +134,5 @@ export async function listContacts(ctx: Context, page: PageRequest, segmentId?: 
     segmentId === undefined
       ? await contacts.listContacts(ctx.db, page)
       : await contacts.listSegmentContacts(ctx.db, (await findSegmentOrThrow(ctx, segmentId)).id, page);
-  return { has_more: result.has_more, data: result.data.map(toContactItem) };
+  return mapPage(result, toContactItem);
 }

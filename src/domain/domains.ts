@@ -5,7 +5,7 @@ import { AppError, invalidField, missingField, notFound, quoted } from '../http/
 import { newId } from '../ids.ts';
 import * as store from '../store/domains.ts';
 import { cancelJob, replaceJob } from '../store/jobs.ts';
-import type { PageRequest } from '../store/paginate.ts';
+import { mapPage, type PageRequest } from '../store/paginate.ts';
 import { asciiDomain } from './addresses.ts';
 import { allRecords, recordsOf } from './domain-records.ts';
 import { restartVerification, verifyJob, verifyJobKey } from './domain-verification.ts';
@@ -128,13 +128,12 @@ export async function getDomain(ctx: Context, id: string) {
 /** GET /domains: rows without records (an older endpoint: everything unless `limit` is given). */
 export async function listDomains(ctx: Context, page: PageRequest) {
   const result = await store.listDomains(ctx.db, page);
-  const data = result.data.map(({ sending, receiving, open_tracking, click_tracking, ...row }) => ({
+  return mapPage(result, ({ sending, receiving, open_tracking, click_tracking, ...row }) => ({
     ...row,
     open_tracking: open_tracking === 1,
     click_tracking: click_tracking === 1,
     capabilities: { sending, receiving },
   }));
-  return { has_more: result.has_more, data };
 }
 
 export async function updateDomain(ctx: Context, id: string, input: DomainSettingsInput): Promise<void> {

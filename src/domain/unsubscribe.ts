@@ -1,6 +1,7 @@
 import type { Context } from '../context.ts';
 import { AppError, notFound } from '../http/errors.ts';
 import { findContactById, updateContact, type ContactRow } from '../store/contacts.ts';
+import { allRows } from '../store/paginate.ts';
 import { findTopic, listContactTopics, setSubscriptions } from '../store/topics.ts';
 import { readUnsubscribeToken, unsubscribeKey, type UnsubscribeClaims } from './unsubscribe-tokens.ts';
 
@@ -36,8 +37,8 @@ async function readLink(ctx: Context, token: string): Promise<{ claims: Unsubscr
 
 /** The topics the page shows a contact: the public ones, and the private ones it receives; oldest first. */
 async function shownTopics(ctx: Context, contact: ContactRow): Promise<Preferences['topics']> {
-  const all = await listContactTopics(ctx.db, contact.id, { limit: undefined, after: undefined, before: undefined });
-  return all.data
+  const all = await allRows(await listContactTopics(ctx.db, contact.id, { limit: undefined, after: undefined, before: undefined }));
+  return all
     .filter((topic) => topic.visibility === 'public' || topic.subscription === 'opt_in')
     .reverse()
     .map((topic) => ({ id: topic.id, name: topic.name, description: topic.description, subscribed: topic.subscription === 'opt_in' }));

@@ -1,6 +1,9 @@
+import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { isUuid } from '../ids.ts';
-import type { PageRequest } from '../store/paginate.ts';
+import { slicesOf, type Page, type PageRequest } from '../store/paginate.ts';
 import { AppError } from './errors.ts';
 import { MAX, Str } from './schemas.ts';
 
@@ -46,4 +49,50 @@ export function parsePage(query: PageQueryInput, options: { everything: boolean 
 /** Resend's list envelope. */
 export function listOf<Row>(page: { has_more: boolean; data: Row[] }): { object: 'list'; has_more: boolean; data: Row[] } {
   return { object: 'list', has_more: page.has_more, data: page.data };
+}
+
+// The envelope of a list without limit as listOfSchema writes it: `data` comes last, so rows can follow.
+const OPEN = '{"object":"list","has_more":false,"data":[';
+const CLOSE = ']}';
+
+type Json = { [key: string]: unknown };
+type Serialize = (row: Json) => string;
+
+/**
+ * Answers an older endpoint's list. A page, or a list that fits in one slice, goes out as `listOf`
+ * through the route's schema. A longer list is streamed slice by slice, each row serialized by the item
+ * schema of the same route, so the bytes are the same while memory holds one slice and the event loop
+ * turns between slices.
+ */
+export function replyList<Row>(reply: FastifyReply, page: Page<Row>): FastifyReply {
+  if (page.rest === undefined) return reply.send(listOf(page));
+  const serialize = reply.compileSerializationSchema(itemSchema(reply));
+  return reply.type('application/json; charset=utf-8').send(Readable.from(listChunks(reply, page, serialize), { objectMode: false }));
+}
+
+/** The schema of one row of the route's 200 answer, a listOfSchema. */
+function itemSchema(reply: FastifyReply): Json {
+  const response = reply.routeOptions.schema?.response as { 200: { properties: { data: { items: Json } } } };
+  return response[200].properties.data.items;
+}
+
+async function* listChunks<Row>(reply: FastifyReply, page: Page<Row>, serialize: Serialize): AsyncGenerator<string> {
+  yield OPEN;
+  let comma = '';
+  try {
+    for await (const slice of slicesOf(page)) {
+      if (slice.length === 0) continue;
+      yield comma + slice.map((row) => serialize(row as Json)).join(',');
+      comma = ',';
+      // better-sqlite3 reads synchronously and a client on a fast link never pushes back: without this
+      // turn, the whole list would still be built in one go, however it is sliced.
+      await nextTurn();
+    }
+  } catch (error) {
+    // The status and part of the body are out: the response can only be cut short (Fastify destroys the
+    // socket when the stream fails), so that the client sees it broken rather than waiting.
+    reply.log.error({ err: error }, 'a list failed while it was streamed; the response is cut short');
+    throw error;
+  }
+  yield CLOSE;
 }

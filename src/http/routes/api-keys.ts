@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as apiKeys from '../../domain/api-keys.ts';
-import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
 
 const ApiKeyListItem = Type.Object({
@@ -35,7 +35,7 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
   app.get(
     '/api-keys',
     { schema: { summary: 'List API keys', querystring: PageQuery, response: { 200: listOfSchema(ApiKeyListItem) } } },
-    async (request) => listOf(await apiKeys.listApiKeys(ctx, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await apiKeys.listApiKeys(ctx, parsePage(request.query, { everything: true }))),
   );
 
   app.patch(

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as broadcasts from '../../domain/broadcasts.ts';
-import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { AddressList, CONTENT_BODY_LIMIT, deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
 
 // Optional fields of a broadcast; null clears one on update.
@@ -75,7 +75,7 @@ export function broadcastRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(BroadcastListItem) },
       },
     },
-    async (request) => listOf(await broadcasts.listBroadcasts(ctx, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await broadcasts.listBroadcasts(ctx, parsePage(request.query, { everything: true }))),
   );
 
   app.get(

@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as segments from '../../domain/segments.ts';
 import { ContactParams, SegmentItem } from '../contact-schemas.ts';
-import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { listOfSchema, MAX, Str, UUID } from '../schemas.ts';
 
 const MembershipParams = Type.Object({ ...ContactParams.properties, segment_id: Str(MAX.id) });
@@ -28,7 +28,7 @@ export function contactSegmentRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(SegmentItem) },
       },
     },
-    async (request) => listOf(await segments.listContactSegments(ctx, request.params.id, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await segments.listContactSegments(ctx, request.params.id, parsePage(request.query, { everything: true }))),
   );
 
   app.post(

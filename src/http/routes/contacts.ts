@@ -11,7 +11,7 @@ import {
   CreateContactBody,
   UpdateContactBody,
 } from '../contact-schemas.ts';
-import { listOf, parsePage } from '../pagination.ts';
+import { parsePage, replyList } from '../pagination.ts';
 import { listOfSchema } from '../schemas.ts';
 
 export function contactRoutes(app: App, ctx: Context): void {
@@ -36,9 +36,9 @@ export function contactRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(ContactItem) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { segment_id, audience_id } = request.query;
-      return listOf(await contacts.listContacts(ctx, parsePage(request.query, { everything: true }), segment_id ?? audience_id));
+      return replyList(reply, await contacts.listContacts(ctx, parsePage(request.query, { everything: true }), segment_id ?? audience_id));
     },
   );
 

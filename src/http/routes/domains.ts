@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as domains from '../../domain/domains.ts';
-import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
 
 const Capabilities = Type.Object({
@@ -68,7 +68,7 @@ export function domainRoutes(app: App, ctx: Context): void {
   app.get(
     '/domains',
     { schema: { summary: 'List domains', querystring: PageQuery, response: { 200: listOfSchema(DomainListItem) } } },
-    async (request) => listOf(await domains.listDomains(ctx, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await domains.listDomains(ctx, parsePage(request.query, { everything: true }))),
   );
 
   app.get(

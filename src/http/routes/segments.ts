@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts.ts';
 import * as segments from '../../domain/segments.ts';
 import { ContactItem, SegmentItem } from '../contact-schemas.ts';
-import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
 
 const SegmentBody = Type.Object({ name: Str(MAX.short) });
@@ -46,7 +46,7 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
         response: { 200: listOfSchema(SegmentItem) },
       },
     },
-    async (request) => listOf(await segments.listSegments(ctx, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await segments.listSegments(ctx, parsePage(request.query, { everything: true }))),
   );
 
   app.get(
@@ -80,7 +80,7 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
         response: { 200: listOfSchema(ContactItem) },
       },
     },
-    async (request) => listOf(await contacts.listContacts(ctx, parsePage(request.query, { everything: true }), request.params.id)),
+    async (request, reply) => replyList(reply, await contacts.listContacts(ctx, parsePage(request.query, { everything: true }), request.params.id)),
   );
 }
 
