@@ -46,6 +46,8 @@ export interface Config {
     readonly lockTimeoutMs: number;
     readonly shutdownTimeoutMs: number;
     readonly composeThreads: number;
+    /** Emails with over 1 MB of attachments composed and sent at once; the others wait their turn. */
+    readonly maxLargeMessages: number;
   };
 }
 
@@ -181,7 +183,7 @@ export function readConfig(env: Env = process.env): Config {
     }),
     http: Object.freeze({
       requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
-      maxLargeBodies: integer(env, 'HTTP_MAX_LARGE_BODIES', 4, 1, 1000),
+      maxLargeBodies: integer(env, 'HTTP_MAX_LARGE_BODIES', 2, 1, 1000),
     }),
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),
@@ -193,6 +195,7 @@ export function readConfig(env: Env = process.env): Config {
       lockTimeoutMs: integer(env, 'WORKER_LOCK_TIMEOUT_MS', 300_000, 1000, 86_400_000),
       shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
       composeThreads: integer(env, 'COMPOSE_THREADS', Math.max(1, availableParallelism() - 1), 0, 64),
+      maxLargeMessages: integer(env, 'WORKER_MAX_LARGE_MESSAGES', 2, 1, 1000),
     }),
   });
 }

@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { resolveSecret } from './secret.ts';
+import { createSemaphore, type Semaphore } from './semaphore.ts';
 import { createApiKeyCache, type ApiKeyCache } from './domain/api-key-cache.ts';
 import { createIdempotencyState, type IdempotencyState } from './domain/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
@@ -34,6 +35,11 @@ export interface Context {
   readonly composer: Composer;
   /** Jobs were committed in this process: an in-process worker should look now, not at its next poll. */
   readonly jobsAdded: JobSignal;
+  /**
+   * Turns to compose and send an email with large attachments: each costs several times its size in
+   * memory while it is composed and sent, so only WORKER_MAX_LARGE_MESSAGES do at once.
+   */
+  readonly largeMessages: Semaphore;
 }
 
 export interface JobSignal {
@@ -75,6 +81,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     dns,
     composer: createComposer(config.worker.composeThreads, secret),
     jobsAdded: createJobSignal(),
+    largeMessages: createSemaphore(config.worker.maxLargeMessages),
   };
 }
 

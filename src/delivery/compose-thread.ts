@@ -1,5 +1,6 @@
 // A worker thread that composes and signs messages, so that this CPU work runs beside the event loop.
 import { parentPort, workerData } from 'node:worker_threads';
+import { asBuffer, movable } from '../threads.ts';
 import type { AttachmentRow, EmailRow } from '../store/emails.ts';
 import { buildMessage } from './build-message.ts';
 import { createDkimSigner, type SigningDomain } from './dkim.ts';
@@ -16,11 +17,10 @@ const dkim = createDkimSigner((workerData as { secret: string }).secret);
 
 parentPort!.on('message', async ({ id, email, attachments, date, domain }: BuildRequest) => {
   try {
-    const rows = attachments.map((a) => ({ ...a, content: Buffer.from(a.content) }));
+    const rows = attachments.map((a) => ({ ...a, content: asBuffer(a.content) }));
     const raw = await buildMessage(dkim, email, rows, new Date(date), domain);
-    // A buffer of its own, so that transferring it never hands over a pooled allocation.
-    const out = new Uint8Array(raw);
-    parentPort!.postMessage({ id, raw: out }, [out.buffer]);
+    // Moved back when it owns its memory (a large message does); a small one from the pool is copied.
+    parentPort!.postMessage({ id, raw }, movable([raw]));
   } catch (error) {
     parentPort!.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
   }

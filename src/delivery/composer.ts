@@ -1,12 +1,15 @@
 import type { Worker } from 'node:worker_threads';
 import type { AttachmentRow, EmailRow } from '../store/emails.ts';
-import { startThread } from '../threads.ts';
+import { asBuffer, movable, startThread } from '../threads.ts';
 import { buildMessage } from './build-message.ts';
 import type { BuildRequest } from './compose-thread.ts';
 import { createDkimSigner, type SigningDomain } from './dkim.ts';
 
 export interface Composer {
-  /** The message of an email, composed and (for a Mailroom domain) DKIM-signed on a composer thread. */
+  /**
+   * The message of an email, composed and (for a Mailroom domain) DKIM-signed on a composer thread.
+   * The attachments' memory may be moved to that thread: the caller must not read them afterwards.
+   */
   build(email: EmailRow, attachments: AttachmentRow[], date: Date, domain: SigningDomain | undefined): Promise<Buffer>;
   close(): Promise<void>;
 }
@@ -44,7 +47,7 @@ export function createComposer(threads: number, secret: string): Composer {
       const entry = thread.waiting.get(id)!;
       thread.waiting.delete(id);
       if (thread.waiting.size === 0) worker.unref();
-      if (raw) entry.resolve(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
+      if (raw) entry.resolve(asBuffer(raw));
       else entry.reject(new Error(error));
     });
     worker.on('error', (error) => fail(thread, error));
@@ -71,7 +74,8 @@ export function createComposer(threads: number, secret: string): Composer {
       return new Promise<Buffer>((resolve, reject) => {
         if (thread.waiting.size === 0) thread.worker.ref();
         thread.waiting.set(id, { resolve, reject });
-        thread.worker.postMessage(request);
+        // Attachments are moved, not copied: the caller has no further use for them.
+        thread.worker.postMessage(request, movable(attachments.map((a) => a.content)));
       });
     },
     close: async () => {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
@@ -53,6 +54,16 @@ export async function listEmails(db: Db, page: PageRequest) {
 
 export async function findRecipients(db: Db, emailId: string): Promise<RecipientRow[]> {
   return db.selectFrom('email_recipients').selectAll().where('email_id', '=', emailId).execute();
+}
+
+/** How many bytes of attachments an email has (0 without any). */
+export async function attachmentBytes(db: Db, emailId: string): Promise<number> {
+  const row = await db
+    .selectFrom('email_attachments')
+    .select(sql<number>`coalesce(sum(length(content)), 0)`.as('bytes'))
+    .where('email_id', '=', emailId)
+    .executeTakeFirstOrThrow();
+  return Number(row.bytes);
 }
 
 export async function findAttachments(db: Db, emailId: string): Promise<AttachmentRow[]> {

@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { startThread } from '../threads.ts';
+import { movable, startThread } from '../threads.ts';
 import type { Rows } from './insert-rows.ts';
 import type { InsertAnswer, InsertRequest } from './insert-thread.ts';
 import type { WriteLock } from './write-lock.ts';
@@ -67,7 +67,8 @@ export function startInserter(databaseFile: string, lock: WriteLock): Inserter {
       thread ??= start();
       try {
         // Throws for rows a message cannot carry (a function, say): then nothing was sent.
-        thread.postMessage({ id, rows } satisfies InsertRequest);
+        // Attachment contents are moved, not copied: once inserted the caller has no use for them.
+        thread.postMessage({ id, rows } satisfies InsertRequest, movable((rows.email_attachments ?? []).map((a) => a.content)));
       } catch (error) {
         entry.reject(error as Error);
         return entry.promise;

@@ -9,7 +9,8 @@ export interface Writer {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
    * Inserts rows in one transaction and resolves once they are committed and on disk. Never from
-   * inside transaction(): each would wait for the other.
+   * inside transaction(): each would wait for the other. Attachment contents may be moved to the
+   * insert thread rather than copied: the caller must not read them afterwards.
    */
   insert(rows: Rows): Promise<void>;
   /** Waits for the inserts under way, then releases what the writer holds. */

@@ -8,8 +8,12 @@ import { blockedAtSend } from '../domain/topic-rules.ts';
 import { newId } from '../ids.ts';
 import { findDomainByName } from '../store/domains.ts';
 import * as emails from '../store/emails.ts';
+import type { EmailRow } from '../store/emails.ts';
 import { completeJob, retryJob, type JobRow } from '../store/jobs.ts';
 import { backoffMs } from './runner.ts';
+
+/** Attachments over this many bytes make an email large (see ctx.largeMessages). */
+const LARGE_ATTACHMENTS = 1024 * 1024;
 
 /** Recipients still waiting for a delivery attempt. */
 const PENDING = new Set(['queued', 'scheduled', 'delivery_delayed']);
@@ -54,9 +58,6 @@ export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
   const pending = email ? (await emails.findRecipients(ctx.db, emailId)).filter((r) => PENDING.has(r.status)) : [];
   if (!email || pending.length === 0) return completeJob(ctx.db, job.id);
 
-  const from = parseMailbox(email.from, 'from').address;
-  const domain = await findDomainByName(ctx.db, domainOf(from));
-  const raw = await ctx.composer.build(email, await emails.findAttachments(ctx.db, emailId), new Date(ctx.clock.now()), domain);
   const done: Outcome[] = [];
   let deferred: Outcome[] = [];
   const real: string[] = [];
@@ -69,22 +70,41 @@ export async function sendEmailTask(ctx: Context, job: JobRow): Promise<void> {
     else real.push(address);
   }
   if (real.length > 0 || ctx.transport.kind === 'capture') {
-    try {
-      const result = await ctx.transport.send({ emailId, from, to: real, raw, domain });
-      const sorted = outcomesOf(real, result);
-      done.push(...sorted.done);
-      deferred = sorted.deferred;
-    } catch (error) {
-      if (!(error instanceof DeliveryError)) throw error;
-      const events = [error.permanent ? 'bounced' : 'delivery_delayed'];
-      (error.permanent ? done : deferred).push(...real.map((address) => ({ address, events, response: error.response })));
-    }
+    const sorted = await deliver(ctx, email, real);
+    done.push(...sorted.done);
+    deferred = sorted.deferred;
   }
 
   const exhausted = job.attempts >= job.max_attempts;
   for (const outcome of deferred) outcome.events = [exhausted ? 'failed' : 'delivery_delayed'];
   const outcomes = [...done, ...deferred].sort((a, b) => rank(a) - rank(b));
   await recordOutcomes(ctx, job, emailId, outcomes, exhausted || deferred.length === 0);
+}
+
+/**
+ * Composes the message once (signed with the DKIM key of the sender's domain when that is a Mailroom
+ * domain) and hands it to the transport for `to`. An email with large attachments waits for a turn
+ * first (ctx.largeMessages): composing and sending it costs several times its size in memory.
+ */
+async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<{ done: Outcome[]; deferred: Outcome[] }> {
+  const bytes = await emails.attachmentBytes(ctx.db, email.id);
+  const large = bytes > LARGE_ATTACHMENTS;
+  if (large) await ctx.largeMessages.acquire();
+  try {
+    const from = parseMailbox(email.from, 'from').address;
+    const domain = await findDomainByName(ctx.db, domainOf(from));
+    const attachments = bytes > 0 ? await emails.findAttachments(ctx.db, email.id) : [];
+    const raw = await ctx.composer.build(email, attachments, new Date(ctx.clock.now()), domain);
+    try {
+      return outcomesOf(to, await ctx.transport.send({ emailId: email.id, from, to, raw, domain }));
+    } catch (error) {
+      if (!(error instanceof DeliveryError)) throw error;
+      const outcomes = to.map((address) => ({ address, events: [error.permanent ? 'bounced' : 'delivery_delayed'], response: error.response }));
+      return error.permanent ? { done: outcomes, deferred: [] } : { done: [], deferred: outcomes };
+    }
+  } finally {
+    if (large) ctx.largeMessages.release();
+  }
 }
 
 async function recordOutcomes(ctx: Context, job: JobRow, emailId: string, outcomes: Outcome[], finished: boolean) {
