@@ -11,6 +11,7 @@ import { createComposer, type Composer } from './delivery/composer.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
 import { createResolver } from './dns.ts';
 import { openDb, type Db } from './store/db.ts';
+import { createDeliveryLog, type DeliveryLog } from './workers/delivery-log.ts';
 import { migrate } from './store/migrations/index.ts';
 import { createWriter, type Writer } from './store/writer.ts';
 
@@ -40,6 +41,8 @@ export interface Context {
    * memory while it is composed and sent, so only WORKER_MAX_LARGE_MESSAGES do at once.
    */
   readonly largeMessages: Semaphore;
+  /** Each delivery attempt at debug, and their summary at info every ten seconds. */
+  readonly deliveryLog: DeliveryLog;
 }
 
 export interface JobSignal {
@@ -82,11 +85,13 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     composer: createComposer(config.worker.composeThreads, secret),
     jobsAdded: createJobSignal(),
     largeMessages: createSemaphore(config.worker.maxLargeMessages),
+    deliveryLog: createDeliveryLog(log),
   };
 }
 
 /** Flushes what is buffered and closes every resource the context holds. */
 export async function closeContext(ctx: Context): Promise<void> {
+  ctx.deliveryLog.close();
   await ctx.keyUsage.close();
   ctx.idempotency.close();
   ctx.transport.close();

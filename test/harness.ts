@@ -87,13 +87,15 @@ export interface StartOptions {
   env?: Record<string, string>;
   worker?: boolean;
   database?: TestDatabase;
+  /** The app's logger; by default one at TEST_LOG_LEVEL (silent). */
+  log?: pino.Logger;
 }
 
 export async function startApp(dialect: Dialect, options: StartOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase(dialect));
   const config = readConfig({ ...TEST_ENV, ...options.env, DATABASE_URL: database.url, PORT: '0' });
   const clock = new TestClock();
-  const ctx = await createContext(config, { clock, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const ctx = await createContext(config, { clock, log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const token = (await seedApiKey(ctx)) ?? config.apiKey!;
   const app = await buildApp(ctx);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });

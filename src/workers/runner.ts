@@ -138,9 +138,13 @@ export class Runner {
     } catch (error) {
       // Handed back at stop: its failure (often the context closing under it) is nobody's news here.
       if (this.handedBack.has(job)) return;
-      this.ctx.log.error({ err: error, job: job.id, task: job.task, attempts: job.attempts }, 'job failed');
+      const final = job.attempts >= job.max_attempts;
+      const retryInMs = backoffMs(job.attempts);
+      const fields = { err: error, job: job.id, task: job.task, attempts: job.attempts };
+      if (final) this.ctx.log.error(fields, `job failed after its last attempt (${job.attempts})`);
+      else this.ctx.log.warn({ ...fields, retry_in_ms: retryInMs }, `job failed; retrying in ${Math.round(retryInMs / 1000)} s`);
       try {
-        await retryJob(this.ctx.db, job.id, this.ctx.clock.now() + backoffMs(job.attempts), String(error));
+        await retryJob(this.ctx.db, job.id, this.ctx.clock.now() + retryInMs, String(error));
       } catch (retryError) {
         // The lock goes stale and another claim takes the job over.
         this.ctx.log.error({ err: retryError, job: job.id }, 'could not reschedule a failed job');

@@ -108,6 +108,9 @@ async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<{ d
 }
 
 async function recordOutcomes(ctx: Context, job: JobRow, emailId: string, outcomes: Outcome[], finished: boolean) {
+  for (const o of outcomes) {
+    ctx.deliveryLog.record({ email: emailId, recipient: o.address, outcome: o.events.at(-1)!, response: o.response, attempt: job.attempts });
+  }
   const now = ctx.clock.now();
   const at = toTimestamp(now);
   const events = outcomes.flatMap((o) =>
