@@ -62,9 +62,9 @@ async function fanOut(databaseUrl: string, segment: string, sink: Sink): Promise
   }
 }
 
-/** Delivers the broadcast's emails still pending, as `npm start` would (64 sends at once); resolves with the rate. */
+/** Delivers the broadcast's emails still pending, as `npm start` would; resolves with the rate. */
 async function deliver(databaseUrl: string, n: number, sink: Sink): Promise<number> {
-  const mailroom = await startMailroom({ databaseUrl, env: { SMTP_URL: sink.url, WORKER_CONCURRENCY: '64' } });
+  const mailroom = await startMailroom({ databaseUrl, env: { SMTP_URL: sink.url } });
   try {
     const before = await sink.count();
     const started = performance.now();

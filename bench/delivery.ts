@@ -2,6 +2,7 @@
 // nodemailer's own rate composing and sending the same messages straight into that sink.
 import http from 'node:http';
 import nodemailer from 'nodemailer';
+import { cpuMs } from './cpu.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 import { emailPayload, html, text } from './payload.ts';
 import { startSink, waitForCount, type Sink } from './sink.ts';
@@ -22,7 +23,7 @@ export async function nodemailerStraight(sink: Sink, n: number): Promise<number>
     while (next < n) {
       const i = next++;
       const p = emailPayload(i);
-      await transport.sendMail({ from: p.from, to: p.to, subject: p.subject, html, text, headers: { 'X-Mailroom-Tags': 'category=order' } });
+      await transport.sendMail({ from: p.from, to: p.to, subject: p.subject, html, text });
     }
   };
   await Promise.all(Array.from({ length: 200 }, worker));
@@ -70,32 +71,112 @@ export async function postEmails(url: string, n: number, connections: number, pa
 /** Emails sent before each measured run, by the baseline and by Mailroom alike. */
 export const WARM_UP = 2000;
 
-export async function benchDelivery(options: { n: number; workers: number }): Promise<Figure[]> {
+const BATCH = 100;
+
+/** Posts n emails to /emails/batch, `BATCH` a request, `inFlight` requests at once; resolves when all are accepted. */
+async function postBatches(url: string, n: number, inFlight: number, offset: number): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
+  const { hostname, port } = new URL(url);
+  const headers = { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' };
+  let next = 0;
+  const client = async () => {
+    while (next < n) {
+      const first = next;
+      next += BATCH;
+      const body = JSON.stringify(Array.from({ length: Math.min(BATCH, n - first) }, (_, i) => emailPayload(offset + first + i)));
+      await new Promise<void>((resolve, reject) => {
+        const request = http.request({ agent, hostname, port, path: '/emails/batch', method: 'POST', headers }, (response) => {
+          response.resume();
+          response.on('end', () => (response.statusCode === 200 ? resolve() : reject(new Error(`POST /emails/batch answered ${response.statusCode}`))));
+        });
+        request.on('error', reject);
+        request.end(body);
+      });
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: inFlight }, client));
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** Runs `work`, resolving with its rate over n emails, and the CPU each process of `pids` used per email. */
+async function measured(n: number, pids: number[], work: () => Promise<void>): Promise<{ rate: number; cpuPerEmail: number[] }> {
+  const before = pids.map(cpuMs);
+  const started = performance.now();
+  await work();
+  const seconds = (performance.now() - started) / 1000;
+  return { rate: n / seconds, cpuPerEmail: pids.map((pid, i) => (cpuMs(pid) - before[i]!) / n) };
+}
+
+/**
+ * End to end with the defaults (`npm start` with SMTP_URL: one process, API and worker): emails posted
+ * one a request (32 in flight) and in batches of 100 (4 in flight), timed from the first request to the
+ * last delivery, against nodemailer sending the same messages straight into the same sink. Then the
+ * CPU each email costs, in an API process and a worker process apart (the worker's path: claim,
+ * compose, send, record), beside nodemailer's own.
+ */
+export async function benchDelivery(options: { n: number }): Promise<Figure[]> {
   const sink = await startSink();
+  const { n } = options;
+  const figures: Figure[] = [];
   try {
     await nodemailerStraight(sink, WARM_UP);
-    const straight = await nodemailerStraight(sink, options.n);
+    const cpuBefore = process.cpuUsage();
+    const straight = await nodemailerStraight(sink, n);
+    const cpu = process.cpuUsage(cpuBefore);
+    const straightCpu = (cpu.user + cpu.system) / 1000 / n;
+    figures.push({ name: 'nodemailer straight into the sink (baseline)', value: straight, unit: 'emails/s' });
 
-    const mailroom = await startMailroom({ role: options.workers > 0 ? 'api' : 'all', env: { SMTP_URL: sink.url, WORKER_CONCURRENCY: '64' }, workers: options.workers });
+    const mailroom = await startMailroom({ env: { SMTP_URL: sink.url } });
     try {
       // Warm-up, as for the baseline: a fresh process spends its first seconds compiling its code.
       sink.reset();
       await postEmails(mailroom.url, WARM_UP, 32);
       await waitForCount(sink, WARM_UP);
       sink.reset();
-      const started = performance.now();
-      const accepted = await postEmails(mailroom.url, options.n, 32);
-      await waitForCount(sink, options.n);
-      const endToEnd = options.n / ((performance.now() - started) / 1000);
-      return [
-        { name: 'nodemailer straight into the sink (baseline)', value: straight, unit: 'emails/s' },
-        { name: options.workers > 0 ? `Mailroom end to end (API + ${options.workers} worker processes)` : 'Mailroom end to end (one process)', value: endToEnd, unit: 'emails/s' },
-        { name: 'Mailroom end to end / baseline', value: endToEnd / straight, unit: 'ratio' },
-        { name: 'POST /emails accept rate during the run', value: accepted, unit: 'emails/s' },
-      ];
+      const single = await measured(n, [], async () => {
+        await postEmails(mailroom.url, n, 32);
+        await waitForCount(sink, n);
+      });
+      sink.reset();
+      const batched = await measured(n, [], async () => {
+        await postBatches(mailroom.url, n, 4, n);
+        await waitForCount(sink, n);
+      });
+      figures.push(
+        { name: 'Mailroom end to end, one email a request, 32 in flight', value: single.rate, unit: 'emails/s' },
+        { name: '  / baseline', value: single.rate / straight, unit: 'ratio' },
+        { name: 'Mailroom end to end, batches of 100, 4 in flight', value: batched.rate, unit: 'emails/s' },
+        { name: '  / baseline', value: batched.rate / straight, unit: 'ratio' },
+      );
     } finally {
       await mailroom.stop();
     }
+
+    // The CPU of each path, with the API and a worker in processes of their own on one database.
+    const split = await startMailroom({ role: 'api', workers: 1, env: { SMTP_URL: sink.url } });
+    try {
+      sink.reset();
+      await postEmails(split.url, WARM_UP, 32);
+      await waitForCount(sink, WARM_UP);
+      sink.reset();
+      const run = await measured(n, split.pids, async () => {
+        await postEmails(split.url, n, 32);
+        await waitForCount(sink, n);
+      });
+      const [api, worker] = run.cpuPerEmail as [number, number];
+      figures.push(
+        { name: 'CPU per email, API process (accept and store)', value: api, unit: 'ms' },
+        { name: 'CPU per email, worker process (claim, compose, send, record)', value: worker, unit: 'ms' },
+        { name: 'CPU per email, nodemailer straight (baseline)', value: straightCpu, unit: 'ms' },
+        { name: 'CPU per email, worker / baseline', value: worker / straightCpu, unit: 'ratio' },
+      );
+    } finally {
+      await split.stop();
+    }
+    return figures;
   } finally {
     sink.close();
   }

@@ -26,7 +26,7 @@ async function alternate(rounds: number, measure: (signed: boolean) => Promise<n
 }
 
 async function endToEnd(sink: Sink, n: number, rounds: number): Promise<{ unsigned: number; signed: number }> {
-  const mailroom = await startMailroom({ env: { SMTP_URL: sink.url, WORKER_CONCURRENCY: '64' } });
+  const mailroom = await startMailroom({ env: { SMTP_URL: sink.url } });
   try {
     const created = await fetch(`${mailroom.url}/domains`, {
       method: 'POST',

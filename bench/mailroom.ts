@@ -11,12 +11,15 @@ export interface Mailroom {
   databaseUrl: string;
   /** The pid of the first (API) process, to read its memory. */
   pid: number;
+  /** Every process's pid: the first, then the workers'. */
+  pids: number[];
   stop(): Promise<void>;
 }
 
 function launch(args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', MAILROOM_API_KEY: BENCH_KEY, ...env },
+    // The defaults, as `npm start` runs (logs at info included), unless a bench says otherwise.
+    env: { ...process.env, MAILROOM_API_KEY: BENCH_KEY, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -42,6 +45,7 @@ export async function startMailroom(options: { env?: Record<string, string>; wor
     url,
     databaseUrl,
     pid: processes[0]!.pid!,
+    pids: processes.map((p) => p.pid!),
     async stop() {
       await Promise.all(
         processes.map((p) => new Promise((resolve) => (p.exitCode !== null ? resolve(null) : (p.once('exit', resolve), p.kill('SIGTERM'))))),

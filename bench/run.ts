@@ -10,7 +10,7 @@ import { benchTemplates } from './templates.ts';
 
 const benches: Record<string, () => Promise<Figure[]>> = {
   api: benchApi,
-  delivery: () => benchDelivery({ n: Number(process.env.BENCH_EMAILS ?? 10000), workers: Number(process.env.BENCH_WORKERS ?? 0) }),
+  delivery: () => benchDelivery({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
   dkim: () => benchDkim({ n: Number(process.env.BENCH_EMAILS ?? 5000), rounds: 2 }),
   templates: () => benchTemplates({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
   contacts: () => benchContacts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
