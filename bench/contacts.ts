@@ -23,7 +23,7 @@ export function buildCsv(n: number): string {
   return lines.join('\n');
 }
 
-/** The floor: parse the CSV and insert its rows into the same schema, same pragmas, CHUNK rows a transaction. */
+/** The floor: parse the CSV and insert its rows into the same schema, CHUNK rows a synchronous=FULL transaction. */
 async function insertStraight(csv: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-'));
   const file = join(dir, 'baseline.db');
