@@ -68,19 +68,17 @@ export async function buildApp(ctx: Context): Promise<App> {
   app.decorateRequest('apiKey', null);
   app.decorateRequest('bodyHash', undefined);
 
+  // The API reads JSON only (Fastify would read text/plain too): any other body is refused with 415,
+  // naming the Content-Type to send. The routes that take forms add their parsers in their own scope.
   // The Resend SDK sends `Content-Type: application/json` with no body on action routes
   // (cancel, verify, publish...): an empty body reads as {}.
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, {});
     hashBodyIfIdempotent(request, text);
     parseJson(request, text, done);
-  });
-  // Form posts: the unsubscribe page's forms and RFC 8058 one-click requests (`List-Unsubscribe=One-Click`).
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
   await app.register(swagger, {

@@ -144,8 +144,8 @@ for (const dialect of dialects) {
         assert.match(response.body.message, message);
       }
       const json = await requestJson(t, 'POST', '/contacts/imports', {});
-      assert.equal(json.status, 400);
-      assert.match(json.body.message, /multipart\/form-data/);
+      assert.equal(json.status, 415);
+      assert.match(json.body.message, /`Content-Type: multipart\/form-data`; this request's Content-Type is "application\/json"/);
       const after = await t.resend.contacts.imports.list({ limit: 100 });
       assert.equal(after.data!.data.length, before.data!.data.length);
     });

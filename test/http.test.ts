@@ -99,6 +99,34 @@ for (const dialect of dialects) {
       assert.deepEqual(await response.json(), { object: 'email', id: sent.data!.id });
     });
 
+    it('refuses a body that is not JSON with one 415 naming `Content-Type: application/json`; a POST needs none without a body', async () => {
+      const before = (await t.resend.emails.list({ limit: 100 })).data!.data.length;
+      const payload = JSON.stringify(email);
+      const multipart = new FormData();
+      multipart.append('to', 'user@example.com');
+      const cases: [string, RequestInit, RegExp][] = [
+        // What `curl -d '{...}'` sends.
+        ['a form', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: payload }, /Content-Type is "application\/x-www-form-urlencoded"/],
+        ['text', { headers: { 'content-type': 'text/plain' }, body: payload }, /Content-Type is "text\/plain"/],
+        ['multipart', { body: multipart }, /Content-Type is "multipart\/form-data"/],
+        ['no Content-Type', { body: new Blob([payload]) }, /has no Content-Type/],
+        ['neither body nor Content-Type', {}, /has no Content-Type/],
+      ];
+      for (const [what, init, sent] of cases) {
+        const response = await t.fetch('/emails', { method: 'POST', ...init });
+        const body = await assertError(response, 415, 'validation_error', /^Send the request body with `Content-Type: application\/json`; /);
+        assert.match(body.message, sent, what);
+      }
+      await assertError(await t.fetch('/api-keys', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=k' }), 415, 'validation_error');
+      assert.equal((await t.resend.emails.list({ limit: 100 })).data!.data.length, before, 'nothing was sent');
+
+      // An action route needs no body, and then no Content-Type (`curl -X POST`).
+      const sent = await t.resend.emails.send({ ...email, scheduledAt: 'in 1 hour' });
+      const response = await t.fetch(`/emails/${sent.data!.id}/cancel`, { method: 'POST' });
+      assert.equal(response.status, 200);
+      assert.deepEqual(await response.json(), { object: 'email', id: sent.data!.id });
+    });
+
     it('ignores unknown fields', async () => {
       const response = await t.fetch('/emails', {
         method: 'POST',

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, invalidField, missingField } from './errors.ts';
+import { AppError, invalidField, missingField, quoted } from './errors.ts';
 import { invalidIdempotencyKey } from './idempotency-key.ts';
 
 export interface SchemaError {
@@ -43,10 +43,23 @@ export function fromSchemaErrors(errors: SchemaError[], context: string | undefi
   return invalidField(field, `${detail}.`);
 }
 
+/**
+ * A body of a type the route does not read, or none where one is needed: names the Content-Type the
+ * route takes (JSON, unless its schema `consumes` others), since `curl -d` sends a form by default.
+ */
+export function unsupportedMediaType(request: FastifyRequest): AppError {
+  const takes = (request.routeOptions.schema?.consumes ?? ['application/json']).map((type) => `\`Content-Type: ${type}\``);
+  const sent = request.headers['content-type']?.split(';')[0]!.trim();
+  const has = sent ? `this request's Content-Type is ${quoted(sent)}` : 'this request has no Content-Type';
+  return new AppError('unsupported_media_type', `Send the request body with ${takes.join(' or ')}; ${has}.`);
+}
+
 /** Maps anything thrown while serving a request to an AppError. */
-export function toAppError(error: unknown): AppError {
+export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   const e = error as FastifyError & { validation?: SchemaError[] };
+  // A request with neither body nor Content-Type reaches validation without a body.
+  if (e.validation && e.validationContext === 'body' && request.body === undefined) return unsupportedMediaType(request);
   if (e.validation) return fromSchemaErrors(e.validation, e.validationContext);
   switch (e.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -56,7 +69,7 @@ export function toAppError(error: unknown): AppError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('malformed_request', 'The request body is not valid JSON.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError('malformed_request', 'The Content-Type of the request must be application/json.');
+      return unsupportedMediaType(request);
   }
   if (error instanceof SyntaxError || e.statusCode === 400) {
     return new AppError('malformed_request', 'The request body is not valid JSON.');
@@ -84,7 +97,7 @@ export async function drainBody(request: FastifyRequest): Promise<void> {
 
 /** The one error handler: a Resend-shaped body, and 5xx details only in the log, under the request id. */
 export async function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const appError = toAppError(error);
+  const appError = toAppError(error, request);
   const body = appError.toBody();
   if (appError.status >= 500) {
     request.log.error({ err: error }, 'unexpected error');

@@ -22,6 +22,7 @@ const ERRORS = {
   malformed_request: { status: 400, name: 'validation_error' },
   forbidden: { status: 403, name: 'validation_error' },
   payload_too_large: { status: 413, name: 'validation_error' },
+  unsupported_media_type: { status: 415, name: 'validation_error' },
 } as const satisfies Record<string, { status: number; name?: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -5,6 +5,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as imports from '../../domain/contact-imports.ts';
 import { SegmentRefs, TopicRefs } from '../contact-schemas.ts';
+import { unsupportedMediaType } from '../error-handler.ts';
 import { AppError, invalidField } from '../errors.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { IdParams, listOfSchema, Map, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
@@ -48,9 +49,7 @@ const JSON_FIELDS = new Set(['column_map', 'segments', 'topics']);
 
 /** Reads the multipart form: the CSV (as a file, or as a plain field) and the other fields. */
 async function readImportForm(request: FastifyRequest): Promise<imports.ImportInput> {
-  if (!request.isMultipart()) {
-    throw new AppError('malformed_request', 'The request must be multipart/form-data, with the CSV in a `file` field.');
-  }
+  if (!request.isMultipart()) throw unsupportedMediaType(request);
   let file: Buffer | undefined;
   const fields: Record<string, unknown> = {};
   // A CSV sent as a plain field (no filename) may be as large as one sent as a file; a field cut at the

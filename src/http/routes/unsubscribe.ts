@@ -33,7 +33,7 @@ const HtmlPage = { content: { 'text/html': { schema: Type.String({ description: 
 
 /** Errors here answer as pages, not JSON: a person reads them, in a browser. */
 function handlePageError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const appError = toAppError(error);
+  const appError = toAppError(error, request);
   if (appError.status >= 500) request.log.error({ err: error }, 'unexpected error');
   const title = appError.status === 404 ? 'Link not found' : 'Something went wrong';
   void reply.status(appError.status).type(HTML).send(messagePage(title, appError.status >= 500 ? 'Please try again later.' : appError.message));
@@ -42,12 +42,16 @@ function handlePageError(error: unknown, request: FastifyRequest, reply: Fastify
 /**
  * The unsubscribe link of broadcast emails (public: the signed token is the credential). The page
  * lists the contact's choices; POST takes the page's forms and RFC 8058 one-click requests, which mail
- * clients send as urlencoded (parsed in app.ts) or multipart form data.
+ * clients send as urlencoded or multipart form data: the only forms the API reads.
  */
 export function unsubscribeRoutes(app: App, ctx: Context): void {
   void app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
     await scope.register(multipart, { attachFieldsToBody: 'keyValues', limits: { files: 0, fields: 10, fieldSize: 1000 } });
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
     scope.setErrorHandler(handlePageError);
     scope.addHook('onSend', async (_request, reply) => void reply.headers(PAGE_HEADERS));
 
@@ -68,6 +72,7 @@ export function unsubscribeRoutes(app: App, ctx: Context): void {
           summary: "Leave a topic or everything: the page's forms and RFC 8058 one-click (html)",
           params: TokenParams,
           body: Form,
+          consumes: ['application/x-www-form-urlencoded', 'multipart/form-data'],
           produces: ['text/html'],
           response: { 200: HtmlPage },
         },
