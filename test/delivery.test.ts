@@ -303,5 +303,34 @@ for (const dialect of dialects) {
         await t.close();
       }
     });
+
+    it('serves the message itself, as a .eml download, to `Accept: message/rfc822`; JSON to anyone else', async () => {
+      const t = await startApp(dialect);
+      try {
+        const { data } = await t.resend.emails.send({ ...base, to: 'someone@example.com', subject: 'Grüße ✓', text: 'Hello there' });
+        await lastEvent(t, data!.id, 'delivered');
+        const path = `/emails/${data!.id}/raw`;
+        const json = (await (await t.fetch(path)).json()) as { raw: string };
+        for (const accept of ['message/rfc822', 'application/json;q=0.5, message/rfc822']) {
+          const response = await t.fetch(path, { headers: { accept } });
+          assert.equal(response.status, 200);
+          assert.equal(response.headers.get('content-type'), 'message/rfc822');
+          assert.equal(response.headers.get('content-disposition'), `attachment; filename="${data!.id}.eml"`);
+          const raw = Buffer.from(await response.arrayBuffer());
+          assert.equal(raw.toString('utf8'), json.raw, 'the same message, byte for byte');
+          assert.equal((await simpleParser(raw)).subject, 'Grüße ✓');
+        }
+        for (const accept of ['application/json', '*/*', 'message/*', 'application/json, message/rfc822;q=0.9']) {
+          const response = await t.fetch(path, { headers: { accept } });
+          assert.match(response.headers.get('content-type')!, /^application\/json/, accept);
+          assert.equal(((await response.json()) as { raw: string }).raw, json.raw);
+        }
+        const missing = await t.fetch('/emails/0192e3a4-1111-7000-8000-000000000000/raw', { headers: { accept: 'message/rfc822' } });
+        assert.equal(missing.status, 404);
+        assert.equal(((await missing.json()) as { name: string }).name, 'not_found');
+      } finally {
+        await t.close();
+      }
+    });
   });
 }

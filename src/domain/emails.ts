@@ -143,12 +143,17 @@ export async function cancelEmail(ctx: Context, id: string): Promise<void> {
   });
 }
 
-/** The raw MIME of a captured email (capture mode keeps what it would have sent). */
-export async function getCapturedEmail(ctx: Context, id: string) {
+/** The bytes of a captured email's message (capture mode keeps what it would have sent). */
+export async function getCapturedMessage(ctx: Context, id: string): Promise<Buffer> {
   await findEmailOrThrow(ctx, id);
   const raw = await emails.findCapturedMessage(ctx.db, id);
   if (!raw) throw notFound('Captured message');
-  return { object: 'captured_email' as const, id, raw: raw.toString('utf8') };
+  return raw;
+}
+
+/** A captured email's message as JSON text. */
+export async function getCapturedEmail(ctx: Context, id: string) {
+  return { object: 'captured_email' as const, id, raw: (await getCapturedMessage(ctx, id)).toString('utf8') };
 }
 
 /** Every delivery event of an email, oldest first. */

@@ -17,6 +17,28 @@ const EmailEvent = Type.Object({
   created_at: Type.String(),
 });
 
+const CapturedEmail = Type.Object({ object: Type.Literal('captured_email'), id: Type.String(), raw: Type.String() });
+
+const RFC822 = 'message/rfc822';
+
+/** The q-value an Accept header gives a media type by name (not by a wildcard), 0 when it names it not. */
+function namedQuality(accept: string, type: string): number {
+  for (const range of accept.split(',')) {
+    const [name, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (name !== type) continue;
+    const q = params.find((param) => param.startsWith('q='));
+    return q === undefined ? 1 : Number(q.slice(2)) || 0;
+  }
+  return 0;
+}
+
+/** Whether a client asks for the message itself: it names message/rfc822, and JSON no higher. JSON is the default. */
+function prefersRfc822(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const rfc822 = namedQuality(accept, RFC822);
+  return rfc822 > 0 && rfc822 >= namedQuality(accept, 'application/json');
+}
+
 export function emailRoutes(app: App, ctx: Context): void {
   app.post(
     '/emails',
@@ -69,12 +91,25 @@ export function emailRoutes(app: App, ctx: Context): void {
     `/emails/:id${UUID}/raw`,
     {
       schema: {
-        summary: 'The raw MIME message captured for an email (capture mode)',
+        summary: 'The raw MIME message captured for an email (capture mode): JSON, or with `Accept: message/rfc822` the .eml file',
         params: IdParams,
-        response: { 200: Type.Object({ object: Type.Literal('captured_email'), id: Type.String(), raw: Type.String() }) },
+        response: {
+          200: {
+            description: 'The captured message',
+            content: {
+              'application/json': { schema: CapturedEmail },
+              'message/rfc822': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'The message itself, as an attachment named <id>.eml' }) },
+            },
+          },
+        },
       },
     },
-    async (request) => emails.getCapturedEmail(ctx, request.params.id),
+    async (request, reply) => {
+      const { id } = request.params;
+      if (!prefersRfc822(request.headers.accept)) return emails.getCapturedEmail(ctx, id);
+      const raw = await emails.getCapturedMessage(ctx, id);
+      return reply.type(RFC822).header('content-disposition', `attachment; filename="${id}.eml"`).send(raw);
+    },
   );
 
   app.get(
