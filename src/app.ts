@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Context } from './context.ts';
@@ -9,6 +8,7 @@ import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './http/errors.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
 import { limitLargeBodies } from './http/large-bodies.ts';
+import { describeRoutes } from './http/openapi.ts';
 import { logRequest } from './http/request-log.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { audienceContactRoutes } from './http/routes/audience-contacts.ts';
@@ -81,13 +81,7 @@ export async function buildApp(ctx: Context): Promise<App> {
     parseJson(request, text, done);
   });
 
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'Mailroom', description: "Resend's email API, self-hosted.", version: '0.1.0' },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearerAuth: [] }],
-    },
-  });
+  await describeRoutes(app, ctx.config.publicUrl);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

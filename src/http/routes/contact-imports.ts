@@ -47,6 +47,17 @@ const checkFields = compileCheck<Omit<imports.ImportInput, 'file'>>(ImportFields
 
 const JSON_FIELDS = new Set(['column_map', 'segments', 'topics']);
 
+/** The form as the OpenAPI document shows it (Resend's): it is read part by part, never validated whole as a body. */
+const ImportForm = Type.Object({
+  file: Type.String({ format: 'binary', maxLength: imports.MAX_IMPORT_BYTES, description: 'The CSV, as a file or a plain field; at most 50 MB' }),
+  column_map: Type.Optional(
+    Str(imports.MAX_IMPORT_BYTES, 'JSON: {email, first_name, last_name, unsubscribed, properties: {key: {column, type}}}, each a column name'),
+  ),
+  on_conflict: Type.Optional(Type.Enum(['skip', 'upsert'], { default: 'skip', description: 'What to do with an email that exists' })),
+  segments: Type.Optional(Str(imports.MAX_IMPORT_BYTES, 'JSON: [{id}], the segments every imported contact joins')),
+  topics: Type.Optional(Str(imports.MAX_IMPORT_BYTES, 'JSON: [{id, subscription}], set on every imported contact')),
+});
+
 /** Reads the multipart form: the CSV (as a file, or as a plain field) and the other fields. */
 async function readImportForm(request: FastifyRequest): Promise<imports.ImportInput> {
   if (!request.isMultipart()) throw unsupportedMediaType(request);
@@ -85,6 +96,7 @@ export function contactImportRoutes(app: App, ctx: Context): void {
     scope.post(
       '/contacts/imports',
       {
+        config: { swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, body: ImportForm }, url }) },
         schema: {
           summary: 'Import contacts from a CSV (multipart/form-data: file, column_map, on_conflict, segments, topics; at most 50 MB)',
           consumes: ['multipart/form-data'],

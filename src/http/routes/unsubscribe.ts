@@ -29,7 +29,15 @@ const Form = Type.Object({
   everything: Type.Optional(Str(MAX.short, 'Leave everything')),
 });
 
-const HtmlPage = { content: { 'text/html': { schema: Type.String({ description: 'A small html page' }) } } };
+const htmlPage = (description: string) => ({ description, content: { 'text/html': { schema: Type.String({ description: 'A small html page' }) } } });
+
+const HtmlPage = htmlPage("The contact's choices");
+
+// Errors answer as pages too (handlePageError), in place of the JSON errors of every other route.
+const PageErrors = {
+  '4xx': htmlPage('What went wrong: an altered or unknown link, an unknown topic, nothing chosen'),
+  '5xx': htmlPage('Please try again later'),
+};
 
 /** Errors here answer as pages, not JSON: a person reads them, in a browser. */
 function handlePageError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
@@ -59,7 +67,7 @@ export function unsubscribeRoutes(app: App, ctx: Context): void {
       '/unsubscribe/:token',
       {
         config: { access: 'public' },
-        schema: { summary: "A contact's unsubscribe page (html)", params: TokenParams, produces: ['text/html'], response: { 200: HtmlPage } },
+        schema: { summary: "A contact's unsubscribe page (html)", params: TokenParams, produces: ['text/html'], response: { 200: HtmlPage, ...PageErrors } },
       },
       async (request, reply) => reply.type(HTML).send(preferencesPage(await unsubscribe.getPreferences(ctx, request.params.token))),
     );
@@ -74,7 +82,7 @@ export function unsubscribeRoutes(app: App, ctx: Context): void {
           body: Form,
           consumes: ['application/x-www-form-urlencoded', 'multipart/form-data'],
           produces: ['text/html'],
-          response: { 200: HtmlPage },
+          response: { 200: HtmlPage, ...PageErrors },
         },
       },
       async (request, reply) =>
