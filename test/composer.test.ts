@@ -49,6 +49,13 @@ describe('the composer', () => {
     assert.equal(x.date?.getTime(), y.date?.getTime());
   });
 
+  it('writes inline images (cid:) in the generated text part as their alt text, or not at all; other images as links', async () => {
+    const html = '<p>From <img src="cid:logo" alt="Acme"><img src="CID:spacer">, see <img src="https://example.com/chart.png" alt="the chart"></p>';
+    const logo = { ...attachments[0]!, filename: 'logo.png', content_id: 'logo' };
+    const mail = await simpleParser(await threaded.build({ ...email, html }, [logo], new Date(), undefined));
+    assert.equal(mail.text!.trim(), 'From Acme, see the chart [https://example.com/chart.png]');
+  });
+
   it('answers each of many concurrent builds with its own message', async () => {
     const many = await Promise.all(
       Array.from({ length: 50 }, (_, i) => threaded.build({ ...email, subject: `#${i}` }, [], new Date(), undefined)),

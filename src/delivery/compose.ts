@@ -1,11 +1,24 @@
-import { convert } from 'html-to-text';
+import { compile } from 'html-to-text';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { AttachmentRow, EmailRow } from '../store/emails.ts';
+
+// An inline image (`cid:`) is part of the message, not a link a reader could follow: it reads as its
+// alt text, or not at all, never "[cid:logo]". Other images keep html-to-text's "alt [url]".
+const htmlToText = compile({
+  wordwrap: 78,
+  selectors: [{ selector: 'img[src^="cid:" i]', format: 'inlineImage' }],
+  formatters: {
+    inlineImage: (element, _walk, builder) => {
+      const alt = element.attribs?.alt;
+      if (alt) builder.addInline(alt, { noWordTransform: true });
+    },
+  },
+});
 
 /** The text part: as given, none when given as "", else generated from the html. */
 export function textPart(html: string | null, text: string | null): string | undefined {
   if (text !== null) return text === '' ? undefined : text;
-  return html === null ? undefined : convert(html, { wordwrap: 78 });
+  return html === null ? undefined : htmlToText(html);
 }
 
 /**
