@@ -50,6 +50,8 @@ export interface Config {
     readonly composeThreads: number;
     /** Emails with over 1 MB of attachments composed and sent at once; the others wait their turn. */
     readonly maxLargeMessages: number;
+    /** The port of a worker's `GET /health` (on HOST); undefined: none. */
+    readonly healthPort: number | undefined;
   };
 }
 
@@ -206,6 +208,7 @@ export function readConfig(env: Env = process.env): Config {
       shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
       composeThreads: integer(env, 'COMPOSE_THREADS', Math.max(1, availableParallelism() - 1), 0, 64),
       maxLargeMessages: integer(env, 'WORKER_MAX_LARGE_MESSAGES', 2, 1, 1000),
+      healthPort: env.WORKER_HEALTH_PORT ? integer(env, 'WORKER_HEALTH_PORT', 0, 1, 65535) : undefined,
     }),
   });
 }

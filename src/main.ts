@@ -1,9 +1,13 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { buildApp, type App } from './app.ts';
+import { announce } from './banner.ts';
 import { ConfigError, readConfig, readRole, type Config, type Role } from './config.ts';
 import { closeContext, createContext, type Context } from './context.ts';
 import { seedApiKey } from './domain/api-keys.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
 import { isPostgresUrl } from './store/db.ts';
+import { listenWorkerHealth } from './workers/health.ts';
 import { Runner } from './workers/runner.ts';
 import { tasks } from './workers/tasks.ts';
 
@@ -17,6 +21,8 @@ function stop(error: unknown, line: string | undefined): never {
   console.error(`mailroom: ${line}`);
   process.exit(1);
 }
+
+const hostPort = (address: AddressInfo) => `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 
 async function main(): Promise<void> {
   let role: Role;
@@ -33,24 +39,24 @@ async function main(): Promise<void> {
   }
   const { port, host, worker } = config;
   let app: App | undefined;
+  let listen: string | undefined;
   if (role !== 'worker') {
     app = await buildApp(ctx);
     await app.listen({ port, host }).catch((error: unknown) => stop(error, listenErrorLine(error, 'PORT', host, port)));
+    listen = hostPort(app.server.address() as AddressInfo);
   }
   const runner = role === 'api' ? undefined : new Runner(ctx, tasks);
+  let health: Server | undefined;
+  if (runner && worker.healthPort !== undefined) {
+    const healthPort = worker.healthPort;
+    health = await listenWorkerHealth(ctx, runner, healthPort, host).catch((error: unknown) =>
+      stop(error, listenErrorLine(error, 'WORKER_HEALTH_PORT', host, healthPort)),
+    );
+  }
   runner?.start();
   // Only now that it can be used: a start that failed earlier (a port in use) leaves no key unseen.
   const token = app ? await seedApiKey(ctx) : undefined;
-  if (app) {
-    const modes = {
-      capture: 'capture mode: mail is stored, not sent',
-      relay: `relaying through ${config.smtpUrl ? new URL(config.smtpUrl).host : ''}`,
-      direct: `direct delivery to recipients' mail servers as ${config.mailHostname}`,
-    };
-    console.log(`Mailroom is listening on ${config.publicUrl} (${modes[config.deliveryMode]})`);
-    if (token) console.log(`Created a full-access API key; it is shown only this once:\n\n  ${token}\n`);
-  }
-  if (role === 'worker') console.log('Mailroom worker is running');
+  announce(ctx, { role, listen, health: health && hostPort(health.address() as AddressInfo), token });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -58,6 +64,8 @@ async function main(): Promise<void> {
     stopping = true;
     ctx.log.info({ signal }, 'shutting down');
     await app?.close();
+    health?.close();
+    health?.closeAllConnections();
     await runner?.stop(worker.shutdownTimeoutMs);
     await closeContext(ctx);
     process.exit(0);

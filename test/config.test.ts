@@ -53,6 +53,7 @@ describe('configuration', () => {
       DIRECT_SMTP_PORT: '0',
       DIRECT_MAX_CONNECTIONS: '0',
       MAILROOM_HOSTNAME: 'mail server',
+      WORKER_HEALTH_PORT: '0',
     };
     for (const [name, value] of Object.entries(bad)) {
       assert.throws(() => readConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name), name);
@@ -103,6 +104,8 @@ describe('configuration', () => {
     for (const [args, named] of [[['--rol', 'worker'], '--rol'], [['worker'], 'worker'], [['--role', 'workers'], 'workers'], [['--role'], '--role']] as const) {
       assert.throws(() => readRole([...args]), (error: Error) => error instanceof ConfigError && error.message.includes(named), args.join(' '));
     }
+    assert.equal(readConfig({ WORKER_HEALTH_PORT: '9001' }).worker.healthPort, 9001);
+    assert.equal(readConfig({}).worker.healthPort, undefined);
   });
 
   it('stops start-up with one clear line', () => {

@@ -57,8 +57,13 @@ describe('start-up errors are one line naming the cause', { concurrency: true },
     assertOneLine(await start(['--rol', 'worker'], {}), /Unknown option --rol/, /--role all\|api\|worker/);
   });
 
-  it('a port in use', async () => {
-    assertOneLine(await start([], { PORT: String(busyPort) }), new RegExp(`Port ${busyPort} on 127.0.0.1 is in use`), /\(PORT\)/);
+  it('a port in use, for the API and for worker health checks', async () => {
+    const [api, worker] = await Promise.all([
+      start([], { PORT: String(busyPort) }),
+      start(['--role', 'worker'], { WORKER_HEALTH_PORT: String(busyPort) }),
+    ]);
+    assertOneLine(api, new RegExp(`Port ${busyPort} on 127.0.0.1 is in use`), /\(PORT\)/);
+    assertOneLine(worker, new RegExp(`Port ${busyPort} on 127.0.0.1 is in use`), /\(WORKER_HEALTH_PORT\)/);
   });
 
   it('a SQLite file in a folder that does not exist', async () => {

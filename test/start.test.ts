@@ -25,6 +25,8 @@ function startMailroom(args: string[], env: Record<string, string>, cwd = proces
     child,
     output,
     exited,
+    /** The JSON log lines of stdout. */
+    logLines: () => output.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     async stop() {
       child.kill('SIGTERM');
       return exited;
@@ -32,14 +34,22 @@ function startMailroom(args: string[], env: Record<string, string>, cwd = proces
   };
 }
 
+const started = (lines: Record<string, unknown>[]) => lines.find((line) => line.msg === 'mailroom started');
+
 describe('starting Mailroom', () => {
-  it('a first start, as `npm start` runs it: creates ./data, its database and a key, prints where it listens and the key, and captures mail', async () => {
+  it('a first start, as `npm start` runs it: creates ./data, its database and a key, prints the key once, and captures mail', async () => {
     const port = await freePort();
     const cwd = mkdtempSync(join(tmpdir(), 'mailroom-start-'));
     const mailroom = startMailroom([], { PORT: String(port), DATABASE_URL: '', MAILROOM_SECRET: '' }, cwd);
     try {
-      const token = await eventually(() => mailroom.output.stdout.match(TOKEN)?.[0], 30_000);
-      assert.match(mailroom.output.stdout, new RegExp(`listening on http://localhost:${port} \\(capture mode`));
+      const token = await eventually(() => mailroom.output.stderr.match(TOKEN)?.[0], 30_000);
+      // Not a terminal: the lines for a person go to stderr, and stdout carries only JSON log lines.
+      assert.match(mailroom.output.stderr, new RegExp(`listening on http://localhost:${port} \\(capture mode`));
+      assert.deepEqual(
+        { ...started(mailroom.logLines()), time: undefined, pid: undefined, hostname: undefined },
+        { level: 30, msg: 'mailroom started', role: 'all', listen: `127.0.0.1:${port}`, mode: 'capture', time: undefined, pid: undefined, hostname: undefined },
+      );
+      assert.doesNotMatch(mailroom.output.stdout, TOKEN, 'the key is never logged');
       assert.equal(statSync(join(cwd, 'data')).mode & 0o777, 0o700);
       assert.ok(existsSync(join(cwd, 'data', 'mailroom.db')) && existsSync(join(cwd, 'data', 'secret')));
 
@@ -66,12 +76,54 @@ describe('starting Mailroom', () => {
 
       const next = startMailroom([], { ...env, PORT: String(await freePort()) });
       try {
-        await eventually(() => TOKEN.test(next.output.stdout), 30_000);
+        await eventually(() => TOKEN.test(next.output.stderr), 30_000);
       } finally {
         assert.equal(await next.stop(), 0);
       }
     } finally {
       busy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('each role of a split deployment says what it does: the API its own duties, a worker its mode and relay', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-roles-'));
+    const [apiPort, healthPort] = [await freePort(), await freePort()];
+    const shared = { DATABASE_URL: join(dir, 'mailroom.db'), MAILROOM_HOSTNAME: 'vm' };
+    // The API first: it migrates the database the worker then opens.
+    const api = startMailroom(['--role', 'api'], { ...shared, PORT: String(apiPort), MAILROOM_API_KEY: `re_${'r'.repeat(40)}` });
+    let worker: ReturnType<typeof startMailroom> | undefined;
+    try {
+      await eventually(() => api.output.stderr.includes('listening'), 30_000);
+      worker = startMailroom(['--role', 'worker'], { ...shared, SMTP_URL: 'smtp://mailer:hunter2@127.0.0.1:2525', WORKER_HEALTH_PORT: String(healthPort) });
+      await eventually(() => worker!.output.stderr.includes('running'), 30_000);
+
+      assert.match(api.output.stderr, new RegExp(`^Mailroom API is listening on http://localhost:${apiPort}: it accepts and stores mail, and workers \\(--role worker\\) deliver it$`, 'm'));
+      assert.doesNotMatch(api.output.stderr, /capture|relay|direct/, 'delivery is the workers’ business');
+      assert.deepEqual(Object.keys(started(api.logLines())!).filter((key) => ['role', 'listen', 'mode', 'relay'].includes(key)), ['role', 'listen']);
+
+      assert.match(worker.output.stderr, /^Mailroom worker is running \(relay mode: mail goes through 127\.0\.0\.1:2525\)$/m);
+      assert.match(worker.output.stderr, new RegExp(`^Worker health checks: GET http://127\\.0\\.0\\.1:${healthPort}/health$`, 'm'));
+      const workerStart = started(worker.logLines())!;
+      assert.deepEqual([workerStart.role, workerStart.mode, workerStart.relay, workerStart.health], ['worker', 'relay', '127.0.0.1:2525', `127.0.0.1:${healthPort}`]);
+      assert.doesNotMatch(worker.output.stdout + worker.output.stderr, /hunter2/, 'never the relay’s credentials');
+
+      // A host name without a dot is no name for domain records: both say so, once, and log it.
+      for (const role of [api, worker]) {
+        assert.equal(role.output.stderr.match(/^Warning: MAILROOM_HOSTNAME is "vm", not a fully qualified name/gm)?.length, 1);
+        assert.equal(role.logLines().filter((line) => line.level === 40 && String(line.msg).startsWith('MAILROOM_HOSTNAME')).length, 1);
+      }
+
+      const health = await eventually(async () => {
+        const response = await fetch(`http://127.0.0.1:${healthPort}/health`);
+        return response.status === 200 ? ((await response.json()) as { status: string }) : undefined;
+      });
+      assert.equal(health.status, 'ok');
+      assert.equal(await worker.stop(), 0);
+      assert.equal(await fetch(`http://127.0.0.1:${healthPort}/health`).catch(() => 'closed'), 'closed');
+    } finally {
+      await worker?.stop();
+      await api.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -50,6 +50,7 @@ export class Runner {
   /** The claim under way, or the last one: stop() waits for it. */
   private claimed: Promise<void> = Promise.resolve();
   private beatAt = -Infinity;
+  private savedAt: number | undefined;
   private beating: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -59,6 +60,11 @@ export class Runner {
     private readonly ctx: Context,
     private readonly tasks: Record<string, Task>,
   ) {}
+
+  /** The time its heartbeat row was last written (by ctx.clock); undefined before the first, and once stopped. */
+  get heartbeatAt(): number | undefined {
+    return this.savedAt;
+  }
 
   /** Starts beating and claiming; a stopped runner may start again. */
   start(): void {
@@ -123,6 +129,7 @@ export class Runner {
     this.beatAt = now;
     this.beating = (async () => {
       await saveHeartbeat(this.ctx.db, this.id, now);
+      if (this.running) this.savedAt = now;
       await deleteStaleWorkers(this.ctx.db, now - WORKER_STALE_MS);
     })();
     return this.beating;
@@ -166,6 +173,7 @@ export class Runner {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.running = false;
+    this.savedAt = undefined;
     this.unsubscribe?.();
     clearTimeout(this.timer);
     clearInterval(this.heartbeat);
