@@ -191,6 +191,7 @@ export class Runner {
       this.ctx.log.error({ err: error }, 'could not hand back the jobs of a stopping worker');
     }
     await this.settled(CUT_OFF_GRACE_MS);
+    this.inFlight.clear(); // a task that outlived the grace is no longer this runner's
     if (cutOff.length > 0) {
       this.ctx.log.warn(
         { jobs: cutOff.length, sends },
