@@ -1,8 +1,10 @@
-import { availableParallelism } from 'node:os';
-// The only reader of process.env. Parsed once at start, validated, frozen: a bad value stops start-up
-// with one line that names the variable.
+// The only reader of process.env (and of the command line). Parsed once at start, validated, frozen: a
+// bad value stops start-up with one line that names the variable.
+import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -48,6 +50,8 @@ export interface Config {
     readonly composeThreads: number;
     /** Emails with over 1 MB of attachments composed and sent at once; the others wait their turn. */
     readonly maxLargeMessages: number;
+    /** The port of a worker's `GET /health` (on HOST); undefined: none. */
+    readonly healthPort: number | undefined;
   };
 }
 
@@ -94,11 +98,19 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+const DEFAULT_DATABASE = './data/mailroom.db';
+
 function databaseUrl(env: Env): string {
   const raw = env.DATABASE_URL;
-  if (raw === undefined || raw === '') return './data/mailroom.db';
+  if (raw === undefined || raw === '') return DEFAULT_DATABASE;
   if (/^postgres(ql)?:\/\//.test(raw)) return url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])!;
   if (raw.includes('://')) fail('DATABASE_URL', 'expected a postgres:// URL or a SQLite file path');
+  // A first start creates the default folder only: a missing folder elsewhere is a typo or a volume
+  // not mounted, and a fresh database there would look like lost mail.
+  const folder = dirname(raw);
+  if (raw !== ':memory:' && resolve(folder) !== resolve(dirname(DEFAULT_DATABASE)) && !existsSync(folder)) {
+    fail('DATABASE_URL', `the folder ${folder} does not exist (only the default ./data is created)`);
+  }
   return raw;
 }
 
@@ -196,6 +208,22 @@ export function readConfig(env: Env = process.env): Config {
       shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
       composeThreads: integer(env, 'COMPOSE_THREADS', Math.max(1, availableParallelism() - 1), 0, 64),
       maxLargeMessages: integer(env, 'WORKER_MAX_LARGE_MESSAGES', 2, 1, 1000),
+      healthPort: env.WORKER_HEALTH_PORT ? integer(env, 'WORKER_HEALTH_PORT', 0, 1, 65535) : undefined,
     }),
   });
+}
+
+const ROLE_USAGE = 'the only option is --role all|api|worker';
+
+/** The role named on the command line (`--role all|api|worker`, default all); anything else is refused by name. */
+export function readRole(args: string[]): Role {
+  const { tokens } = parseArgs({ args, options: { role: { type: 'string' } }, strict: false, allowPositionals: true, tokens: true });
+  let role = 'all';
+  for (const token of tokens) {
+    if (token.kind === 'positional') throw new ConfigError(`Unexpected argument "${token.value}": ${ROLE_USAGE}`);
+    if (token.kind === 'option' && token.name !== 'role') throw new ConfigError(`Unknown option ${token.rawName}: ${ROLE_USAGE}`);
+    if (token.kind === 'option') role = token.value ?? '';
+  }
+  if (role === 'all' || role === 'api' || role === 'worker') return role;
+  throw new ConfigError(`Invalid --role: expected all, api or worker, got "${role}"`);
 }

@@ -1,53 +1,62 @@
-import { parseArgs } from 'node:util';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { buildApp, type App } from './app.ts';
-import { ConfigError, readConfig, type Role } from './config.ts';
-import { closeContext, createContext } from './context.ts';
+import { announce } from './banner.ts';
+import { ConfigError, readConfig, readRole, type Config, type Role } from './config.ts';
+import { closeContext, createContext, type Context } from './context.ts';
 import { seedApiKey } from './domain/api-keys.ts';
+import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
+import { isPostgresUrl } from './store/db.ts';
+import { listenWorkerHealth } from './workers/health.ts';
 import { Runner } from './workers/runner.ts';
 import { tasks } from './workers/tasks.ts';
 
-// Process entry: config -> db -> migrate -> context -> http and/or worker; SIGTERM and SIGINT drain.
+// Process entry: role and config -> db -> migrate -> context -> listeners -> worker -> the key, once
+// listening -> banner. SIGTERM and SIGINT drain. What the environment gets wrong stops start-up with
+// one line on stderr (start-errors.ts).
 
-function readRole(): Role {
-  const { values } = parseArgs({ options: { role: { type: 'string', default: 'all' } } });
-  if (values.role === 'all' || values.role === 'api' || values.role === 'worker') return values.role;
-  throw new ConfigError(`Invalid --role: expected all, api or worker, got "${values.role}"`);
+/** Ends start-up with one line naming the cause, or rethrows what is not a known cause (a bug). */
+function stop(error: unknown, line: string | undefined): never {
+  if (line === undefined) throw error;
+  console.error(`mailroom: ${line}`);
+  process.exit(1);
 }
+
+const hostPort = (address: AddressInfo) => `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 
 async function main(): Promise<void> {
   let role: Role;
-  let config;
-  let ctx;
+  let config: Config | undefined;
+  let ctx: Context;
   try {
-    role = readRole();
+    role = readRole(process.argv.slice(2));
     config = readConfig();
+    // Without a secret, createContext refuses PostgreSQL before connecting (secret.ts).
+    if (isPostgresUrl(config.databaseUrl) && config.secret !== undefined) await reachPostgres(config.databaseUrl);
     ctx = await createContext(config);
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    console.error(`mailroom: ${error.message}`);
-    process.exit(1);
+    stop(error, error instanceof ConfigError ? error.message : config && sqliteErrorLine(error, config.databaseUrl));
   }
+  const { port, host, worker } = config;
   let app: App | undefined;
-  let runner: Runner | undefined;
-
+  let listen: string | undefined;
   if (role !== 'worker') {
-    const token = await seedApiKey(ctx);
     app = await buildApp(ctx);
-    await app.listen({ port: config.port, host: config.host });
-    const modes = {
-      capture: 'capture mode: mail is stored, not sent',
-      relay: `relaying through ${config.smtpUrl ? new URL(config.smtpUrl).host : ''}`,
-      direct: `direct delivery to recipients' mail servers as ${config.mailHostname}`,
-    };
-    const mode = modes[config.deliveryMode];
-    console.log(`Mailroom is listening on ${config.publicUrl} (${mode})`);
-    if (token) console.log(`Created a full-access API key; it is shown only this once:\n\n  ${token}\n`);
+    await app.listen({ port, host }).catch((error: unknown) => stop(error, listenErrorLine(error, 'PORT', host, port)));
+    listen = hostPort(app.server.address() as AddressInfo);
   }
-  if (role !== 'api') {
-    runner = new Runner(ctx, tasks);
-    runner.start();
-    if (role === 'worker') console.log('Mailroom worker is running');
+  const runner = role === 'api' ? undefined : new Runner(ctx, tasks);
+  let health: Server | undefined;
+  if (runner && worker.healthPort !== undefined) {
+    const healthPort = worker.healthPort;
+    health = await listenWorkerHealth(ctx, runner, healthPort, host).catch((error: unknown) =>
+      stop(error, listenErrorLine(error, 'WORKER_HEALTH_PORT', host, healthPort)),
+    );
   }
+  runner?.start();
+  // Only now that it can be used: a start that failed earlier (a port in use) leaves no key unseen.
+  const token = app ? await seedApiKey(ctx) : undefined;
+  announce(ctx, { role, listen, health: health && hostPort(health.address() as AddressInfo), token });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -55,7 +64,9 @@ async function main(): Promise<void> {
     stopping = true;
     ctx.log.info({ signal }, 'shutting down');
     await app?.close();
-    await runner?.stop(config.worker.shutdownTimeoutMs);
+    health?.close();
+    health?.closeAllConnections();
+    await runner?.stop(worker.shutdownTimeoutMs);
     await closeContext(ctx);
     process.exit(0);
   };

@@ -3,8 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ConfigError, readConfig } from '../src/config.ts';
+import { dirname, join } from 'node:path';
+import { ConfigError, readConfig, readRole } from '../src/config.ts';
 import { resolveSecret } from '../src/secret.ts';
 import { startApp } from './harness.ts';
 
@@ -53,6 +53,7 @@ describe('configuration', () => {
       DIRECT_SMTP_PORT: '0',
       DIRECT_MAX_CONNECTIONS: '0',
       MAILROOM_HOSTNAME: 'mail server',
+      WORKER_HEALTH_PORT: '0',
     };
     for (const [name, value] of Object.entries(bad)) {
       assert.throws(() => readConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name), name);
@@ -87,6 +88,26 @@ describe('configuration', () => {
     assert.throws(() => readConfig({ DNS_SERVERS: '1.1.1.1:99999' }), /DNS_SERVERS/);
   });
 
+  it('refuses a SQLite file in a folder that does not exist, but for the default ./data', () => {
+    const missing = join(tmpdir(), `mailroom-missing-${process.pid}`, 'mailroom.db');
+    assert.throws(() => readConfig({ DATABASE_URL: missing }), (error: Error) => error instanceof ConfigError && error.message.includes('DATABASE_URL'));
+    assert.equal(readConfig({}).databaseUrl, './data/mailroom.db');
+    assert.equal(readConfig({ DATABASE_URL: 'data/other.db' }).databaseUrl, 'data/other.db');
+    assert.equal(readConfig({ DATABASE_URL: join(tmpdir(), 'mailroom.db') }).databaseUrl, join(tmpdir(), 'mailroom.db'));
+    assert.ok(!existsSync(dirname(missing)), 'nothing was created');
+  });
+
+  it('reads the role from the command line, and refuses anything else by name', () => {
+    assert.equal(readRole([]), 'all');
+    assert.equal(readRole(['--role', 'worker']), 'worker');
+    assert.equal(readRole(['--role=api']), 'api');
+    for (const [args, named] of [[['--rol', 'worker'], '--rol'], [['worker'], 'worker'], [['--role', 'workers'], 'workers'], [['--role'], '--role']] as const) {
+      assert.throws(() => readRole([...args]), (error: Error) => error instanceof ConfigError && error.message.includes(named), args.join(' '));
+    }
+    assert.equal(readConfig({ WORKER_HEALTH_PORT: '9001' }).worker.healthPort, 9001);
+    assert.equal(readConfig({}).worker.healthPort, undefined);
+  });
+
   it('stops start-up with one clear line', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, PORT: 'eighty' },
@@ -99,8 +120,7 @@ describe('configuration', () => {
   });
 
   it('creates a secret beside a SQLite database once, and reuses it', () => {
-    // A first start: the database's folder does not exist yet.
-    const dir = join(mkdtempSync(join(tmpdir(), 'mailroom-secret-')), 'data');
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-secret-'));
     const config = readConfig({ DATABASE_URL: join(dir, 'mailroom.db') });
     const first = resolveSecret(config);
     assert.ok(first.length >= 32);
@@ -111,13 +131,12 @@ describe('configuration', () => {
     assert.equal(resolveSecret(readConfig({ DATABASE_URL: join(dir, 'other.db'), MAILROOM_SECRET: given })), given);
   });
 
-  it('creates the SQLite folder for its owner only, and the database, WAL and shared memory for their owner', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'mailroom-mode-')), 'data');
+  it('creates the database, WAL and shared memory for their owner only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-mode-'));
     const database = { url: join(dir, 'mailroom.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
     const t = await startApp('sqlite', { worker: false, database });
     try {
       await t.resend.emails.send({ from: 'a@example.com', to: 'b@example.com', subject: 's', text: 't' });
-      assert.equal(statSync(dir).mode & 0o777, 0o700);
       for (const file of ['mailroom.db', 'mailroom.db-wal', 'mailroom.db-shm']) {
         assert.equal(statSync(join(dir, file)).mode & 0o777, 0o600, file);
       }

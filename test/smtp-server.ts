@@ -25,12 +25,14 @@ export interface TestSmtpServer {
   port: number;
   url: string;
   messages: ReceivedMessage[];
-  /** Decide per recipient at RCPT TO; undefined accepts. */
-  onRecipient: (address: string) => Refusal | undefined;
-  /** Decide per message at the end of DATA; undefined accepts. */
-  onMessage: (message: ReceivedMessage) => Refusal | undefined;
+  /** Decide per recipient at RCPT TO; undefined accepts. A promise holds the reply until it settles. */
+  onRecipient: (address: string) => Refusal | undefined | Promise<Refusal | undefined>;
+  /** Decide per message at the end of DATA; undefined accepts. A promise holds the reply until it settles. */
+  onMessage: (message: ReceivedMessage) => Refusal | undefined | Promise<Refusal | undefined>;
   /** Milliseconds to wait before answering DATA, to keep sends in flight. */
   delayMs: number;
+  /** Client connections open now. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -48,14 +50,15 @@ export async function startSmtpServer(
     onRecipient: () => undefined,
     onMessage: () => undefined,
     delayMs: 0,
+    connections: () => 0,
     close: async () => {},
   };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
-    onRcptTo(address, _session, callback) {
-      const refusal = sink.onRecipient(address.address);
+    async onRcptTo(address, _session, callback) {
+      const refusal = await sink.onRecipient(address.address);
       callback(refusal ? refuse(refusal) : undefined);
     },
     onData(stream, session, callback) {
@@ -72,7 +75,7 @@ export async function startSmtpServer(
           user: session.user as string | undefined,
         };
         if (sink.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, sink.delayMs));
-        const refusal = sink.onMessage(message);
+        const refusal = await sink.onMessage(message);
         if (refusal) return callback(refuse(refusal));
         sink.messages.push(message);
         callback();
@@ -88,6 +91,7 @@ export async function startSmtpServer(
   await new Promise<void>((resolve) => server.listen(listen.port ?? 0, host, resolve));
   sink.port = (server.server.address() as AddressInfo).port;
   sink.url = `smtp://${host}:${sink.port}`;
+  sink.connections = () => server.connections.size;
   sink.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   return sink;
 }

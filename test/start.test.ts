@@ -1,32 +1,134 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { Resend } from 'resend';
-import { eventually, freePort } from './harness.ts';
+import { eventually, freePort, TEST_ENV } from './harness.ts';
 
-describe('a first start, as `npm start` runs it', () => {
-  it('creates its folder, database and key, prints where it listens and the key, and captures mail', async () => {
+const TOKEN = /re_[A-Za-z0-9_-]{32,}/;
+
+/** `src/main.ts` run as `npm start` runs it, from `cwd`; stdout and stderr are kept apart, as a supervisor does. */
+function startMailroom(args: string[], env: Record<string, string>, cwd = process.cwd()) {
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), resolve('src/main.ts'), ...args], {
+    cwd,
+    env: { ...process.env, ...TEST_ENV, HOST: '127.0.0.1', LOG_LEVEL: 'info', MAILROOM_API_KEY: '', SMTP_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk) => (output.stdout += chunk));
+  child.stderr.on('data', (chunk) => (output.stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return {
+    child,
+    output,
+    exited,
+    /** The JSON log lines of stdout. */
+    logLines: () => output.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
+    async stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+const started = (lines: Record<string, unknown>[]) => lines.find((line) => line.msg === 'mailroom started');
+
+describe('starting Mailroom', () => {
+  it('a first start, as `npm start` runs it: creates ./data, its database and a key, prints the key once, and captures mail', async () => {
     const port = await freePort();
-    const dir = join(mkdtempSync(join(tmpdir(), 'mailroom-start-')), 'data');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: join(dir, 'mailroom.db'), LOG_LEVEL: 'warn', MAILROOM_SECRET: '', MAILROOM_API_KEY: '', SMTP_URL: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
+    const cwd = mkdtempSync(join(tmpdir(), 'mailroom-start-'));
+    const mailroom = startMailroom([], { PORT: String(port), DATABASE_URL: '', MAILROOM_SECRET: '' }, cwd);
     try {
-      const token = await eventually(() => output.match(/re_[A-Za-z0-9_-]{32,}/)?.[0], 20_000);
-      assert.match(output, new RegExp(`listening on http://localhost:${port} \\(capture mode`));
+      const token = await eventually(() => mailroom.output.stderr.match(TOKEN)?.[0], 30_000);
+      // Not a terminal: the lines for a person go to stderr, and stdout carries only JSON log lines.
+      assert.match(mailroom.output.stderr, new RegExp(`listening on http://localhost:${port} \\(capture mode`));
+      // stdout and stderr are two pipes: what was written to one first may arrive second.
+      const startLine = await eventually(() => started(mailroom.logLines()));
+      assert.deepEqual(
+        { ...startLine, time: undefined, pid: undefined, hostname: undefined },
+        { level: 30, msg: 'mailroom started', role: 'all', listen: `127.0.0.1:${port}`, mode: 'capture', time: undefined, pid: undefined, hostname: undefined },
+      );
+      assert.doesNotMatch(mailroom.output.stdout, TOKEN, 'the key is never logged');
+      assert.equal(statSync(join(cwd, 'data')).mode & 0o777, 0o700);
+      assert.ok(existsSync(join(cwd, 'data', 'mailroom.db')) && existsSync(join(cwd, 'data', 'secret')));
+
       const resend = new Resend(token, { baseUrl: `http://127.0.0.1:${port}` });
       const { data, error } = await resend.emails.send({ from: 'a@example.com', to: 'b@example.com', subject: 'Hi', html: '<p>Hi</p>' });
       assert.equal(error, null);
       await eventually(async () => (await resend.emails.get(data!.id)).data?.last_event === 'delivered' || undefined);
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await mailroom.stop();
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it('a first start that fails on a port in use creates no key; the next one creates it and prints it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-start-'));
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const env = { DATABASE_URL: join(dir, 'mailroom.db') };
+    try {
+      const failed = startMailroom([], { ...env, PORT: String((busy.address() as { port: number }).port) });
+      assert.equal(await failed.exited, 1);
+      assert.match(failed.output.stderr, /^mailroom: Port \d+ on 127\.0\.0\.1 is in use by another process \(PORT\)\n$/);
+      assert.doesNotMatch(failed.output.stdout + failed.output.stderr, TOKEN);
+
+      const next = startMailroom([], { ...env, PORT: String(await freePort()) });
+      try {
+        await eventually(() => TOKEN.test(next.output.stderr), 30_000);
+      } finally {
+        assert.equal(await next.stop(), 0);
+      }
+    } finally {
+      busy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('each role of a split deployment says what it does: the API its own duties, a worker its mode and relay', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-roles-'));
+    const [apiPort, healthPort] = [await freePort(), await freePort()];
+    const shared = { DATABASE_URL: join(dir, 'mailroom.db'), MAILROOM_HOSTNAME: 'vm' };
+    // The API first: it migrates the database the worker then opens.
+    const api = startMailroom(['--role', 'api'], { ...shared, PORT: String(apiPort), MAILROOM_API_KEY: `re_${'r'.repeat(40)}` });
+    let worker: ReturnType<typeof startMailroom> | undefined;
+    try {
+      await eventually(() => api.output.stderr.includes('listening') && started(api.logLines()), 30_000);
+      worker = startMailroom(['--role', 'worker'], { ...shared, SMTP_URL: 'smtp://mailer:hunter2@127.0.0.1:2525', WORKER_HEALTH_PORT: String(healthPort) });
+      await eventually(() => worker!.output.stderr.includes('running') && started(worker!.logLines()), 30_000);
+
+      assert.match(api.output.stderr, new RegExp(`^Mailroom API is listening on http://localhost:${apiPort}: it accepts and stores mail, and workers \\(--role worker\\) deliver it$`, 'm'));
+      assert.doesNotMatch(api.output.stderr, /capture|relay|direct/, 'delivery is the workers’ business');
+      assert.deepEqual(Object.keys(started(api.logLines())!).filter((key) => ['role', 'listen', 'mode', 'relay'].includes(key)), ['role', 'listen']);
+
+      assert.match(worker.output.stderr, /^Mailroom worker is running \(relay mode: mail goes through 127\.0\.0\.1:2525\)$/m);
+      assert.match(worker.output.stderr, new RegExp(`^Worker health checks: GET http://127\\.0\\.0\\.1:${healthPort}/health$`, 'm'));
+      const workerStart = started(worker.logLines())!;
+      assert.deepEqual([workerStart.role, workerStart.mode, workerStart.relay, workerStart.health], ['worker', 'relay', '127.0.0.1:2525', `127.0.0.1:${healthPort}`]);
+      assert.doesNotMatch(worker.output.stdout + worker.output.stderr, /hunter2/, 'never the relay’s credentials');
+
+      // A host name without a dot is no name for domain records: both say so, once, and log it.
+      const hostnameWarnings = (lines: Record<string, unknown>[]) => lines.filter((line) => line.level === 40 && String(line.msg).startsWith('MAILROOM_HOSTNAME'));
+      for (const role of [api, worker]) {
+        assert.equal(role.output.stderr.match(/^Warning: MAILROOM_HOSTNAME is "vm", not a fully qualified name/gm)?.length, 1);
+        await eventually(() => hostnameWarnings(role.logLines()).length > 0);
+        assert.equal(hostnameWarnings(role.logLines()).length, 1);
+      }
+
+      const health = await eventually(async () => {
+        const response = await fetch(`http://127.0.0.1:${healthPort}/health`);
+        return response.status === 200 ? ((await response.json()) as { status: string }) : undefined;
+      });
+      assert.equal(health.status, 'ok');
+      assert.equal(await worker.stop(), 0);
+      assert.equal(await fetch(`http://127.0.0.1:${healthPort}/health`).catch(() => 'closed'), 'closed');
+    } finally {
+      await worker?.stop();
+      await api.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { isAbsent } from '../dns.ts';
 import { domainOf } from '../domain/addresses.ts';
 import { DeliveryError, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
-import type { OutgoingMessage, Transport } from './transports.ts';
+import type { OutgoingMessage } from './transports.ts';
 
 // Direct delivery: Mailroom is the sending MTA. Recipients are grouped by domain, each domain's mail
 // servers are found in DNS, and each group goes over one SMTP transaction to the first server that
@@ -57,7 +57,11 @@ function byDomain(addresses: string[]): Map<string, { to: string[]; positions: n
 }
 
 /** Sends to recipients' own mail servers on DIRECT_SMTP_PORT, at most DIRECT_MAX_CONNECTIONS per server. */
-export function directTransport(config: Config, resolver: Resolver, clock: Clock): Transport {
+export function directTransport(
+  config: Config,
+  resolver: Resolver,
+  clock: Clock,
+): { send(message: OutgoingMessage, signal: AbortSignal): Promise<SendResult>; close(): void } {
   const pools = new Map<string, { transport: SmtpSender & { close(): void }; usedAt: number }>();
   let sweptAt = clock.now();
 
@@ -99,7 +103,7 @@ export function directTransport(config: Config, resolver: Resolver, clock: Clock
   }
 
   /** One destination domain: its servers in order until one takes the transaction; 5xx ends it. */
-  async function sendToDomain(domain: string, to: string[], message: OutgoingMessage, from: string): Promise<SendResult> {
+  async function sendToDomain(domain: string, to: string[], message: OutgoingMessage, from: string, signal: AbortSignal): Promise<SendResult> {
     let last: DeliveryError | undefined;
     try {
       const found = await mailHosts(resolver, domain);
@@ -107,7 +111,7 @@ export function directTransport(config: Config, resolver: Resolver, clock: Clock
       for (const host of found.hosts) {
         for (const address of await addressesOf(resolver, host)) {
           try {
-            return await sendVia(poolFor(address, host, message.domain?.tls === 'enforced'), { from, to }, message.raw);
+            return await sendVia(poolFor(address, host, message.domain?.tls === 'enforced'), { from, to }, message.raw, signal);
           } catch (error) {
             if (!(error instanceof DeliveryError)) throw error;
             if (error.permanent) return rejectAll(to, error.code, error.response);
@@ -123,14 +127,13 @@ export function directTransport(config: Config, resolver: Resolver, clock: Clock
   }
 
   return {
-    kind: 'direct',
-    async send(message) {
+    async send(message, signal) {
       // Bounces go to the return-path subdomain of the sender's Mailroom domain, whose SPF record
       // names this server; any other sender keeps its own address.
       const { domain } = message;
       const from = domain ? `${message.emailId}@${domain.custom_return_path}.${domain.name}` : message.from;
       const groups = [...byDomain(message.to)];
-      const results = await Promise.all(groups.map(([name, group]) => sendToDomain(name, group.to, message, from)));
+      const results = await Promise.all(groups.map(([name, group]) => sendToDomain(name, group.to, message, from, signal)));
       const recipients: SendResult['recipients'] = [];
       groups.forEach(([, group], i) => group.positions.forEach((position, j) => (recipients[position] = results[i]!.recipients[j]!)));
       return { recipients, response: [...new Set(results.map((r) => r.response).filter(Boolean))].join(' | ') };

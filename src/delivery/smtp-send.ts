@@ -5,7 +5,7 @@ export const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_00
 
 /** A nodemailer transport (pooled or not), as far as one transaction needs it. */
 export interface SmtpSender {
-  sendMail(mail: { envelope: { from: string; to: string[] }; raw: Buffer }): Promise<{ accepted: unknown[]; response: string }>;
+  sendMail(mail: { envelope: { from: string; to: string[] }; raw: Buffer; signal?: AbortSignal }): Promise<{ accepted: unknown[]; response: string }>;
 }
 
 /** What nodemailer's sendMail answers: the envelope as it wrote it, and the server's replies. */
@@ -84,14 +84,16 @@ export class DeliveryError extends Error {
 
 /**
  * One SMTP transaction through a nodemailer transport: what the server said of each recipient, or a
- * DeliveryError when the whole message failed (connection, MAIL FROM, DATA).
+ * DeliveryError when the whole message failed (connection, MAIL FROM, DATA). When `signal` aborts,
+ * nodemailer closes the connection mid-transaction and this rethrows its error as it is.
  */
-export async function sendVia(transport: SmtpSender, envelope: { from: string; to: string[] }, raw: Buffer): Promise<SendResult> {
+export async function sendVia(transport: SmtpSender, envelope: { from: string; to: string[] }, raw: Buffer, signal?: AbortSignal): Promise<SendResult> {
   try {
-    const info = (await transport.sendMail({ envelope, raw })) as SentInfo;
+    const info = (await transport.sendMail({ envelope, raw, signal })) as SentInfo;
     const written = info.envelope?.to ?? envelope.to;
     return { recipients: byPosition(envelope.to, written, info.accepted.map(String), info.rejectedErrors ?? [], info.response), response: info.response };
   } catch (error) {
+    if (signal?.aborted) throw error; // not the server's answer: nothing to report of the recipients
     const smtpError = error as SmtpError;
     // Every recipient refused at RCPT: report each refusal, in the order they were sent.
     if (smtpError.code === 'EENVELOPE' && smtpError.rejectedErrors?.length) {

@@ -1,4 +1,5 @@
 import type { Resolver } from 'node:dns/promises';
+import { setMaxListeners } from 'node:events';
 import nodemailer from 'nodemailer';
 import { toTimestamp, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -20,19 +21,69 @@ export interface OutgoingMessage {
 export interface Transport {
   readonly kind: 'capture' | 'relay' | 'direct';
   send(message: OutgoingMessage): Promise<SendResult>;
+  /**
+   * For a worker stopping at its timeout: cuts off the sends under way, closing their connections
+   * before the server's answer (a message cut off before its end is discarded), and refuses new ones;
+   * both fail with SendAborted at once. Returns how many were cut off.
+   */
+  abort(): number;
   close(): void;
+}
+
+/** A send cut off, or refused, by Transport.abort(): there is no answer from the server to record. */
+class SendAborted extends Error {
+  constructor() {
+    super('send cut off: the worker is stopping');
+  }
+}
+
+/** What a transport does to send: the server's answer; when `signal` aborts, it stops as soon as it can. */
+type Send = (message: OutgoingMessage, signal: AbortSignal) => Promise<SendResult>;
+
+/** A transport whose sends abort() cuts off (see Transport.abort). */
+function abortable(kind: Transport['kind'], send: Send, close: () => void): Transport {
+  const controller = new AbortController();
+  const { signal } = controller;
+  setMaxListeners(0, signal); // a few listeners per send under way, as many as WORKER_CONCURRENCY allows
+  let underWay = 0;
+  return {
+    kind,
+    async send(message) {
+      if (signal.aborted) throw new SendAborted();
+      underWay++;
+      let cutOff = () => {};
+      try {
+        // Settles at the abort, not when `send` notices it (a send still looking up MX hosts would go
+        // on for seconds); what `send` does after that is not this send's result.
+        return await new Promise<SendResult>((resolve, reject) => {
+          cutOff = () => reject(new SendAborted());
+          signal.addEventListener('abort', cutOff, { once: true });
+          send(message, signal).then(resolve, reject);
+        });
+      } finally {
+        signal.removeEventListener('abort', cutOff);
+        underWay--;
+      }
+    },
+    abort() {
+      const cut = underWay;
+      controller.abort();
+      return cut;
+    },
+    close,
+  };
 }
 
 /** Nothing leaves the machine: the raw message is stored, and every recipient counts as accepted. */
 function captureTransport(db: Db, clock: Clock): Transport {
-  return {
-    kind: 'capture',
-    async send(message) {
+  return abortable(
+    'capture',
+    async (message) => {
       await saveCapturedMessage(db, message.emailId, message.raw, toTimestamp(clock.now()));
       return resultForAll(message.to, { accepted: true, code: undefined, response: '250 2.0.0 Captured by Mailroom (capture mode)' });
     },
-    close() {},
-  };
+    () => {},
+  );
 }
 
 // Pooled connections by default; any of nodemailer's SMTP options can be set in SMTP_URL's query
@@ -52,11 +103,11 @@ function relayTransport(smtpUrl: string): Transport {
     if (!url.searchParams.has(name)) url.searchParams.set(name, value);
   }
   const pool = nodemailer.createTransport(url.toString());
-  return {
-    kind: 'relay',
-    send: (message) => sendVia(pool, { from: message.from, to: message.to }, message.raw),
-    close: () => pool.close(),
-  };
+  return abortable(
+    'relay',
+    (message, signal) => sendVia(pool, { from: message.from, to: message.to }, message.raw, signal),
+    () => pool.close(),
+  );
 }
 
 /** The transport of DELIVERY_MODE: capture (the default without SMTP_URL, so a new install never sends by accident), relay or direct. */
@@ -64,8 +115,10 @@ export function createTransport(config: Config, db: Db, clock: Clock, resolver: 
   switch (config.deliveryMode) {
     case 'relay':
       return relayTransport(config.smtpUrl!);
-    case 'direct':
-      return directTransport(config, resolver, clock);
+    case 'direct': {
+      const direct = directTransport(config, resolver, clock);
+      return abortable('direct', direct.send, direct.close);
+    }
     case 'capture':
       return captureTransport(db, clock);
   }

@@ -79,6 +79,26 @@ export async function completeJob(tx: Db | Tx, id: string): Promise<void> {
   await tx.deleteFrom('jobs').where('id', '=', id).execute();
 }
 
+/**
+ * completeJob while `workerId` still holds the job; false, and nothing done, once it was handed back
+ * or taken over. First in its transaction: the outcome is recorded only when this is true.
+ */
+export async function completeHeldJob(tx: Db | Tx, id: string, workerId: string): Promise<boolean> {
+  const result = await tx.deleteFrom('jobs').where('id', '=', id).where('locked_by', '=', workerId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** retryJob while `workerId` still holds the job; false, and nothing done, once it was handed back or taken over. */
+export async function retryHeldJob(tx: Db | Tx, id: string, workerId: string, runAt: number, error: string): Promise<boolean> {
+  const result = await tx
+    .updateTable('jobs')
+    .set({ run_at: runAt, locked_by: null, locked_at: null, last_error: error.slice(0, 2000) })
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 /** Unlocks a job to run again at `runAt`, keeping the error for inspection. */
 export async function retryJob(tx: Db | Tx, id: string, runAt: number, error: string): Promise<void> {
   await tx

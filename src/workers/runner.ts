@@ -19,6 +19,13 @@ export const HEARTBEAT_INTERVAL_MS = 5_000;
  */
 export const WORKER_STALE_MS = 30_000;
 
+/**
+ * How long stop() waits for the tasks it cut off to end: each ends at its next step (a send refused,
+ * a lock no longer held), well within this. One that does not (hung) is left behind, and the context
+ * closes under it.
+ */
+const CUT_OFF_GRACE_MS = 2_000;
+
 /** exp(min(attempts, 10)) seconds: 2.7 s, 7.4 s, 20 s ... then about 6 h per attempt from the tenth on. */
 export function backoffMs(attempts: number): number {
   return Math.round(Math.exp(Math.min(attempts, 10)) * 1000);
@@ -43,6 +50,7 @@ export class Runner {
   /** The claim under way, or the last one: stop() waits for it. */
   private claimed: Promise<void> = Promise.resolve();
   private beatAt = -Infinity;
+  private savedAt: number | undefined;
   private beating: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -52,6 +60,11 @@ export class Runner {
     private readonly ctx: Context,
     private readonly tasks: Record<string, Task>,
   ) {}
+
+  /** The time its heartbeat row was last written (by ctx.clock); undefined before the first, and once stopped. */
+  get heartbeatAt(): number | undefined {
+    return this.savedAt;
+  }
 
   /** Starts beating and claiming; a stopped runner may start again. */
   start(): void {
@@ -116,6 +129,7 @@ export class Runner {
     this.beatAt = now;
     this.beating = (async () => {
       await saveHeartbeat(this.ctx.db, this.id, now);
+      if (this.running) this.savedAt = now;
       await deleteStaleWorkers(this.ctx.db, now - WORKER_STALE_MS);
     })();
     return this.beating;
@@ -154,25 +168,24 @@ export class Runner {
 
   /**
    * Stops claiming (a claim under way hands its jobs back at once, unstarted) and waits up to
-   * `timeoutMs` for running jobs. Then it hands back those still running, their attempt not counted,
-   * and deletes its heartbeat row, so other workers take them over at once; a job cut off in its SMTP
-   * transaction may go out twice. What the cut-off tasks do afterwards is not reported.
+   * `timeoutMs` for running jobs. Then it cuts off the sends under way (Transport.abort: the receiving
+   * server discards a message cut off before its end, and no send starts from then on), hands back
+   * every job still running, their attempt not counted, and deletes its heartbeat row, so that other
+   * workers take them over at once; one warning gives the counts. It returns once the cut-off tasks
+   * have ended (or CUT_OFF_GRACE_MS later), so that the context closes after them; what they do
+   * meanwhile is not reported. The transport is then done: one runner per context.
    */
   async stop(timeoutMs: number): Promise<void> {
     this.running = false;
+    this.savedAt = undefined;
     this.unsubscribe?.();
     clearTimeout(this.timer);
     clearInterval(this.heartbeat);
     await this.claimed;
-    let timeout: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(this.inFlight.keys()),
-      new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs))),
-    ]);
-    clearTimeout(timeout);
+    await this.settled(timeoutMs);
     const cutOff = [...this.inFlight.values()];
-    this.inFlight.clear();
     for (const job of cutOff) this.handedBack.add(job);
+    const sends = cutOff.length > 0 ? this.ctx.transport.abort() : 0;
     try {
       await releaseJobs(this.ctx.db, this.id, cutOff.map((job) => job.id));
       await this.beating.catch(() => {}); // a beat under way would bring the row back after its delete
@@ -181,8 +194,23 @@ export class Runner {
       // Its row goes stale instead, and its jobs are taken over within WORKER_STALE_MS.
       this.ctx.log.error({ err: error }, 'could not hand back the jobs of a stopping worker');
     }
+    await this.settled(CUT_OFF_GRACE_MS);
+    this.inFlight.clear(); // a task that outlived the grace is no longer this runner's
     if (cutOff.length > 0) {
-      this.ctx.log.warn({ jobs: cutOff.length }, `shutdown timeout: ${cutOff.length} running jobs cut off and handed back`);
+      this.ctx.log.warn(
+        { jobs: cutOff.length, sends },
+        `shutdown timeout: ${cutOff.length} running jobs handed back to other workers, ${sends} of them sends cut off before their end`,
+      );
     }
+  }
+
+  /** Resolves when every running task has ended, or after `timeoutMs`. */
+  private async settled(timeoutMs: number): Promise<void> {
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(this.inFlight.keys()),
+      new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs))),
+    ]);
+    clearTimeout(timeout);
   }
 }

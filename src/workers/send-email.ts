@@ -9,7 +9,7 @@ import { newId } from '../ids.ts';
 import { findDomainByName } from '../store/domains.ts';
 import * as emails from '../store/emails.ts';
 import type { EmailRow } from '../store/emails.ts';
-import { completeJob, retryJob, type JobRow } from '../store/jobs.ts';
+import { completeHeldJob, completeJob, retryHeldJob, type JobRow } from '../store/jobs.ts';
 import { backoffMs } from './runner.ts';
 
 /** Attachments over this many bytes make an email large (see ctx.largeMessages). */
@@ -117,10 +117,14 @@ async function recordOutcomes(ctx: Context, job: JobRow, emailId: string, outcom
     o.events.map((type) => ({ id: newId(), email_id: emailId, type, recipient: o.address, response: o.response, created_at: at })),
   );
   await ctx.writer.transaction(async (tx) => {
+    // Only while this worker holds the job: one stopping at its timeout hands back the jobs it has
+    // not finished (runner.ts), and another worker may be sending this one already.
+    const held = finished
+      ? await completeHeldJob(tx, job.id, job.locked_by!)
+      : await retryHeldJob(tx, job.id, job.locked_by!, now + backoffMs(job.attempts), outcomes.find((o) => o.events[0] === 'delivery_delayed')!.response);
+    if (!held) return;
     await emails.insertEvents(tx, events);
     for (const o of outcomes) await emails.setRecipientStatus(tx, emailId, o.address, o.events[o.events.length - 1]!);
     if (events.length > 0) await emails.setLastEvent(tx, emailId, events[events.length - 1]!.type);
-    if (finished) await completeJob(tx, job.id);
-    else await retryJob(tx, job.id, now + backoffMs(job.attempts), outcomes.find((o) => o.events[0] === 'delivery_delayed')!.response);
   });
 }

@@ -1,0 +1,69 @@
+import type { Config, Role } from './config.ts';
+import type { Context } from './context.ts';
+
+/** What a start brought up. */
+export interface Started {
+  role: Role;
+  /** host:port the API listens on, for the roles that serve it. */
+  listen?: string;
+  /** host:port of the worker's health checks (WORKER_HEALTH_PORT). */
+  health?: string;
+  /** A full-access API key this start created: shown once, to a person, never logged. */
+  token?: string;
+}
+
+/** How the worker delivers; a relay by its host and port only, never SMTP_URL's credentials. */
+function describeMode(config: Config): string {
+  switch (config.deliveryMode) {
+    case 'capture':
+      return 'capture mode: mail is stored, not sent';
+    case 'relay':
+      return `relay mode: mail goes through ${new URL(config.smtpUrl!).host}`;
+    case 'direct':
+      return `direct mode: mail goes to recipients' mail servers, as ${config.mailHostname}`;
+  }
+}
+
+/**
+ * The name domain records are built from (and, in direct mode, the EHLO name) should be public: warn
+ * about one without a dot (a machine's own name) wherever it matters, that is unless mail is only
+ * captured.
+ */
+function hostnameWarning(config: Config, role: Role): string | undefined {
+  if (config.mailHostname.includes('.') || (role !== 'api' && config.deliveryMode === 'capture')) return undefined;
+  const ehlo = config.deliveryMode === 'direct' && role !== 'api' ? ', and this server introduces itself with it (EHLO)' : '';
+  return `MAILROOM_HOSTNAME is "${config.mailHostname}", not a fully qualified name: your domains' MX and SPF records name it${ehlo}; set it to this server's public name, such as mail.example.com`;
+}
+
+/**
+ * Says once what this process does: a few lines for a person (on stdout at a terminal, else on stderr,
+ * so that stdout carries only JSON log lines), and one log line with the same facts but never the key.
+ */
+export function announce(ctx: Context, started: Started): void {
+  const { config, log } = ctx;
+  const { role, listen, health, token } = started;
+  const worker = role !== 'api';
+  log.info(
+    {
+      role,
+      ...(listen ? { listen } : {}),
+      ...(worker ? { mode: config.deliveryMode } : {}),
+      ...(worker && config.smtpUrl ? { relay: new URL(config.smtpUrl).host } : {}),
+      ...(health ? { health } : {}),
+    },
+    'mailroom started',
+  );
+  const lines = [
+    role === 'all' ? `Mailroom is listening on ${config.publicUrl} (${describeMode(config)})` : undefined,
+    role === 'api' ? `Mailroom API is listening on ${config.publicUrl}: it accepts and stores mail, and workers (--role worker) deliver it` : undefined,
+    role === 'worker' ? `Mailroom worker is running (${describeMode(config)})` : undefined,
+    health ? `Worker health checks: GET http://${health}/health` : undefined,
+  ];
+  const warning = hostnameWarning(config, role);
+  if (warning) {
+    log.warn(warning);
+    lines.push(`Warning: ${warning}`);
+  }
+  if (token) lines.push(`Created a full-access API key; it is shown only this once:\n\n  ${token}\n`);
+  (process.stdout.isTTY ? process.stdout : process.stderr).write(`${lines.filter(Boolean).join('\n')}\n`);
+}

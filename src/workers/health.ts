@@ -1,0 +1,41 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Context } from '../context.ts';
+import { WORKER_STALE_MS, type Runner } from './runner.ts';
+
+/**
+ * A worker whose heartbeat is older than this is reported unhealthy: half the silence after which
+ * other workers take its jobs over, so a supervisor hears of it first.
+ */
+export const HEALTHY_MS = WORKER_STALE_MS / 2;
+
+function answer(response: ServerResponse, status: number, body: object): void {
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+}
+
+/**
+ * `GET /health` on a port of the worker's own (WORKER_HEALTH_PORT), for a supervisor to watch a
+ * process that serves no API: 200 while its heartbeat row is fresh, 503 when it is stale (the database
+ * refuses it) or gone (stopping). Bounded like the API: a request has 10 s, an idle connection a minute.
+ */
+export async function listenWorkerHealth(ctx: Context, runner: Runner, port: number, host: string): Promise<Server> {
+  const server = createServer({ requestTimeout: 10_000, headersTimeout: 10_000, connectionsCheckingInterval: 1000 }, (request, response) => {
+    if (request.url?.split('?')[0] !== '/health') {
+      return answer(response, 404, { statusCode: 404, name: 'not_found', message: 'The requested endpoint does not exist.' });
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return answer(response, 405, { statusCode: 405, name: 'method_not_allowed', message: `Method ${request.method} is not allowed on /health.` });
+    }
+    const age = runner.heartbeatAt === undefined ? null : ctx.clock.now() - runner.heartbeatAt;
+    const healthy = age !== null && age < HEALTHY_MS;
+    answer(response, healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', worker: runner.id, heartbeat_age_ms: age });
+  });
+  server.setTimeout(60_000);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
+}
