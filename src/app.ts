@@ -5,7 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Context } from './context.ts';
 import { authenticate } from './http/auth.ts';
 import { drainBody, handleError } from './http/error-handler.ts';
-import { AppError } from './http/errors.ts';
+import { AppError } from './errors.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
 import { limitLargeBodies } from './http/large-bodies.ts';
 import { describeRoutes } from './http/openapi.ts';

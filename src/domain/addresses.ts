@@ -1,5 +1,5 @@
 import { domainToASCII } from 'node:url';
-import { invalidField, quoted } from '../http/errors.ts';
+import { invalidField, quoted } from '../errors.ts';
 
 export interface Mailbox {
   /** Display name, unquoted; undefined when none was given. */

@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { AppError, invalidField, missingField, notFound } from '../http/errors.ts';
+import { AppError, invalidField, missingField, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import * as store from '../store/api-keys.ts';
 import { findDomain } from '../store/domains.ts';

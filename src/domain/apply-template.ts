@@ -1,6 +1,6 @@
 import type { Context } from '../context.ts';
-import { AppError } from '../http/errors.ts';
-import type { SendEmailInput } from '../http/schemas.ts';
+import { AppError } from '../errors.ts';
+import type { SendEmailInput } from './email-input.ts';
 import { findPublishedTemplate } from '../store/templates.ts';
 import { MAX_RENDERED_LENGTH, parseTemplate, renderTemplate, type ParsedTemplate, type Value } from './render-template.ts';
 import { checkVariableKey, checkVariableValue, type TemplateVariable } from './template-variables.ts';

@@ -1,6 +1,5 @@
-import type { Static } from 'typebox';
-import { AppError, invalidField, quoted } from '../http/errors.ts';
-import type { Attachment } from '../http/schemas.ts';
+import { AppError, invalidField, quoted } from '../errors.ts';
+import type { AttachmentInput } from './email-input.ts';
 import type { AttachmentRow } from '../store/emails.ts';
 import { fetchRemoteFile, REMOTE_TIMEOUT_MS } from './remote-attachments.ts';
 
@@ -43,7 +42,7 @@ const hasValue = (value: string | number[] | undefined) => value !== undefined &
  */
 export async function loadAttachments(
   emailId: string,
-  attachments: Static<typeof Attachment>[],
+  attachments: AttachmentInput[],
   allowPrivate: boolean,
 ): Promise<AttachmentRow[]> {
   let total = 0;

@@ -1,6 +1,6 @@
 import type { Context } from '../context.ts';
-import { AppError } from '../http/errors.ts';
-import type { SendEmailInput } from '../http/schemas.ts';
+import { AppError } from '../errors.ts';
+import type { SendEmailInput } from './email-input.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { storeEmails } from './emails.ts';
 import type { SenderKey } from './sender-domain.ts';

@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { invalidField, missingField, quoted } from '../http/errors.ts';
+import { invalidField, missingField, quoted } from '../errors.ts';
 import type { BroadcastRow } from '../store/broadcasts.ts';
 import { findSegment } from '../store/segments.ts';
 import { findTopic } from '../store/topics.ts';

@@ -1,6 +1,6 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { AppError, invalidField, notFound } from '../http/errors.ts';
+import { AppError, invalidField, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import * as store from '../store/broadcasts.ts';
 import type { Tx } from '../store/db.ts';

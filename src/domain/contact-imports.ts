@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { invalidField, missingField, notFound } from '../http/errors.ts';
+import { invalidField, missingField, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import * as store from '../store/contact-imports.ts';
 import { findPropertiesByKeys } from '../store/contact-properties.ts';

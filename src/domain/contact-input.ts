@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { invalidField, notFound, quoted } from '../http/errors.ts';
+import { invalidField, notFound, quoted } from '../errors.ts';
 import * as contacts from '../store/contacts.ts';
 import { findPropertiesByKeys } from '../store/contact-properties.ts';
 import type { ContactTopicTable, Subscription } from '../store/schema.ts';

@@ -1,6 +1,6 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { invalidField, missingField, notFound, quoted } from '../http/errors.ts';
+import { invalidField, missingField, notFound, quoted } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import * as store from '../store/contact-properties.ts';

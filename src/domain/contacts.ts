@@ -1,6 +1,6 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { AppError, missingField, notFound } from '../http/errors.ts';
+import { AppError, missingField, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import * as contacts from '../store/contacts.ts';
 import { mapPage, type PageRequest } from '../store/paginate.ts';

@@ -1,7 +1,7 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
 import { generateDkimKey } from '../delivery/dkim.ts';
-import { AppError, invalidField, missingField, notFound, quoted } from '../http/errors.ts';
+import { AppError, invalidField, missingField, notFound, quoted } from '../errors.ts';
 import { newId } from '../ids.ts';
 import * as store from '../store/domains.ts';
 import { cancelJob, replaceJob } from '../store/jobs.ts';

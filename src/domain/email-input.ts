@@ -1,7 +1,6 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { AppError, invalidField, missingField } from '../http/errors.ts';
-import type { SendEmailInput } from '../http/schemas.ts';
+import { AppError, invalidField, missingField } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { EmailRows } from '../store/emails.ts';
 import { applyTemplate } from './apply-template.ts';
@@ -10,6 +9,38 @@ import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
 import { checkTopic } from './topic-rules.ts';
 import { checkSenderDomain, type SenderKey } from './sender-domain.ts';
+
+/** One attachment as a send gives it: its bytes (base64, or byte values), or a URL to fetch them from. */
+export interface AttachmentInput {
+  content?: string | number[];
+  path?: string;
+  filename?: string;
+  content_type?: string;
+  content_id?: string;
+  /** Resend's newer name for content_id. */
+  inline_content_id?: string;
+}
+
+/**
+ * What a send asks for, as POST /emails (and each batch entry) takes it; every edge that sends (the HTTP
+ * API, SMTP submission) maps its input onto this.
+ */
+export interface SendEmailInput {
+  from?: string;
+  to: string | string[];
+  subject?: string;
+  cc?: string | string[];
+  bcc?: string | string[];
+  reply_to?: string | string[];
+  html?: string;
+  text?: string;
+  headers?: Record<string, string>;
+  tags?: { name: string; value?: string }[];
+  attachments?: AttachmentInput[];
+  scheduled_at?: string;
+  template?: { id: string; variables?: Record<string, string | number> };
+  topic_id?: string;
+}
 
 /** An email that passed every rule, as the rows to store and the time its job is due. */
 export interface PreparedEmail extends EmailRows {

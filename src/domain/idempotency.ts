@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 import { isUniqueViolation, type Db } from '../store/db.ts';
 import { findIdempotencyKey, purgeIdempotencyKeys, type IdempotencyKeyRow } from '../store/idempotency-keys.ts';
 

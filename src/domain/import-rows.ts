@@ -1,4 +1,4 @@
-import { invalidField, quoted } from '../http/errors.ts';
+import { invalidField, quoted } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { ContactPropertyRow } from '../store/contact-properties.ts';
 import type { ContactRow } from '../store/contacts.ts';

@@ -4,7 +4,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { basename } from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 
 /** How long all the remote attachments of one email may take to fetch, together. */
 export const REMOTE_TIMEOUT_MS = 15_000;

@@ -1,5 +1,5 @@
 import * as chrono from 'chrono-node';
-import { invalidField, quoted } from '../http/errors.ts';
+import { invalidField, quoted } from '../errors.ts';
 
 const MAX_AHEAD_MS = 30 * 24 * 3600 * 1000;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;

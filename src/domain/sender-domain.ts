@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { ApiKeyRow } from '../store/api-keys.ts';
 import { findDomain, findDomainByName } from '../store/domains.ts';
 import { domainOf } from './addresses.ts';

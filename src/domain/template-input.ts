@@ -1,4 +1,4 @@
-import { invalidField, quoted } from '../http/errors.ts';
+import { invalidField, quoted } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import type { VersionRow } from '../store/templates.ts';
 import { formatMailbox, parseMailbox, parseMailboxList } from './addresses.ts';

@@ -1,4 +1,4 @@
-import { invalidField, quoted } from '../http/errors.ts';
+import { invalidField, quoted } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Value } from './render-template.ts';
 

@@ -1,6 +1,6 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { AppError, notFound } from '../http/errors.ts';
+import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { isUniqueViolation, type Tx } from '../store/db.ts';
 import type { PageRequest } from '../store/paginate.ts';

@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { invalidField, quoted } from '../http/errors.ts';
+import { invalidField, quoted } from '../errors.ts';
 import { findContactsByEmails } from '../store/contacts.ts';
 import type { EmailTable } from '../store/schema.ts';
 import { findTopic, findTopicSubscriptions, type TopicRow } from '../store/topics.ts';

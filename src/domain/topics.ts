@@ -1,6 +1,6 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { invalidField, missingField, notFound } from '../http/errors.ts';
+import { invalidField, missingField, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import type { Subscription } from '../store/schema.ts';

@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { AppError, notFound } from '../http/errors.ts';
+import { AppError, notFound } from '../errors.ts';
 import { findContactById, updateContact, type ContactRow } from '../store/contacts.ts';
 import { allRows } from '../store/paginate.ts';
 import { findTopic, listContactTopics, setSubscriptions } from '../store/topics.ts';

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
 import { hashToken } from '../domain/api-keys.ts';
 import type { ApiKeyRow } from '../store/api-keys.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 /** Who may call a route: anyone, any key (sending routes), or a full-access key (the default). */
 export type Access = 'public' | 'sending' | 'full';

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, invalidField, missingField, quoted } from './errors.ts';
+import { AppError, invalidField, missingField, quoted } from '../errors.ts';
 import { invalidIdempotencyKey } from './idempotency-key.ts';
 
 export interface SchemaError {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

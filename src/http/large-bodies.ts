@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 /** A body over this size counts as large. */
 const LARGE_BYTES = 1024 * 1024;

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { isUuid } from '../ids.ts';
 import { slicesOf, type Page, type PageRequest } from '../store/paginate.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 import { MAX, Str } from './schemas.ts';
 
 // The one reading of ?limit&after&before. Query values stay strings in the schema so that every bad

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { MAX_ADDRESSES_PER_FIELD } from '../domain/addresses.ts';
 import { MAX_ATTACHMENTS, MAX_ATTACHMENTS_BASE64 } from '../domain/attachments.ts';
 
@@ -90,7 +90,6 @@ export const SendEmailBody = Type.Object({
   ),
   topic_id: Type.Optional(Str(MAX.id)),
 });
-export type SendEmailInput = Static<typeof SendEmailBody>;
 
 export const IdResponse = Type.Object({ id: Type.String() });
 

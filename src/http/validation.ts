@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { TSchema } from 'typebox';
 import { fromSchemaErrors, type SchemaError } from './error-handler.ts';
-import type { AppError } from './errors.ts';
+import type { AppError } from '../errors.ts';
 
 // Fastify's own Ajv options: no type coercion in bodies, full error context for the messages.
 const ajv = new Ajv({ coerceTypes: false, removeAdditional: false, useDefaults: true, verbose: true, allErrors: false });

@@ -2,9 +2,10 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { MAX_BATCH, sendBatch, type BatchEntry, type BatchValidation } from '../../domain/batch.ts';
-import { AppError } from '../errors.ts';
+import { AppError } from '../../errors.ts';
 import { idempotencyOf } from '../idempotency-key.ts';
-import { IdempotencyHeaders, SendEmailBody, Str, type SendEmailInput } from '../schemas.ts';
+import type { SendEmailInput } from '../../domain/email-input.ts';
+import { IdempotencyHeaders, SendEmailBody, Str } from '../schemas.ts';
 import { compileCheck } from '../validation.ts';
 
 /** 100 emails without attachments: room for about 100 KB of html each. */

@@ -6,7 +6,7 @@ import type { Context } from '../../context.ts';
 import * as imports from '../../domain/contact-imports.ts';
 import { SegmentRefs, TopicRefs } from '../contact-schemas.ts';
 import { unsupportedMediaType } from '../error-handler.ts';
-import { AppError, invalidField } from '../errors.ts';
+import { AppError, invalidField } from '../../errors.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { IdParams, listOfSchema, Map, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
 import { compileCheck } from '../validation.ts';
