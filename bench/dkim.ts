@@ -55,13 +55,13 @@ function emailRow(i: number, from: string): EmailRow {
   return {
     id,
     from: p.from,
-    to: JSON.stringify(p.to),
-    cc: '[]',
-    bcc: '[]',
-    reply_to: '[]',
+    to: p.to,
+    cc: [],
+    bcc: [],
+    reply_to: [],
     subject: p.subject,
     headers: null,
-    tags: JSON.stringify(p.tags),
+    tags: p.tags,
     message_id: `<${id}@example.com>`,
     scheduled_at: null,
     template_id: null,
@@ -91,7 +91,7 @@ async function workerPath(sink: Sink, n: number, rounds: number): Promise<{ unsi
         const email = emailRow(next++, signed ? SIGNED_FROM : UNSIGNED_FROM);
         const composed = await composeMessage(email, [], new Date());
         const raw = signed ? await signer.sign(composed, domain) : composed;
-        await sendVia(transport, { from: 'orders@signed.example.com', to: JSON.parse(email.to) }, raw);
+        await sendVia(transport, { from: 'orders@signed.example.com', to: email.to }, raw);
       }
     };
     await Promise.all(Array.from({ length: 200 }, worker));

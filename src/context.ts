@@ -68,7 +68,8 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
   const secret = resolveSecret(config);
   const db = openDb(config.databaseUrl);
   await migrate(db);
-  const writer = createWriter(db, config.databaseUrl);
+  const jobsAdded = createJobSignal();
+  const writer = createWriter(db, config.databaseUrl, () => jobsAdded.notify());
   const dns = createResolver(config);
   return {
     config,
@@ -83,7 +84,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     transport: createTransport(config, db, clock, dns),
     dns,
     composer: createComposer(config.worker.composeThreads, secret),
-    jobsAdded: createJobSignal(),
+    jobsAdded,
     largeMessages: createSemaphore(config.worker.maxLargeMessages),
     deliveryLog: createDeliveryLog(log),
   };

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { ContactImport } from 'resend';
 import { importContactsTask } from '../src/workers/import-contacts.ts';
-import { configEnv, dialects, eventually, outliveKilledWorkers, requestJson, startApp, startWorker, type TestApp } from './harness.ts';
+import { asJob, configEnv, dialects, eventually, outliveKilledWorkers, requestJson, startApp, startWorker, type TestApp } from './harness.ts';
 
 const csv = (lines: string[]) => new Blob([lines.join('\n')], { type: 'text/csv' });
 
@@ -248,13 +248,13 @@ for (const dialect of dialects) {
         const { data } = await t.resend.contacts.imports.create({ file: csv(['email', 'one@example.com', 'two@example.com']) });
         await t.ctx.db.updateTable('jobs').set({ locked_by: 'worker-b', locked_at: t.clock.now(), attempts: 1 }).execute();
         const job = await t.ctx.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
-        await importContactsTask(t.ctx, { ...job, locked_by: 'worker-a' });
+        await importContactsTask(t.ctx, asJob({ ...job, locked_by: 'worker-a' }));
         assert.equal(await count(t, 'contacts'), 0);
         assert.equal((await t.resend.contacts.imports.get(data!.id)).data!.counts.total, 0);
         const after = await t.ctx.db.selectFrom('jobs').select(['locked_by']).executeTakeFirstOrThrow();
         assert.equal(after.locked_by, 'worker-b', 'the job is left to the worker that holds it');
 
-        await importContactsTask(t.ctx, job);
+        await importContactsTask(t.ctx, asJob(job));
         const { data: done } = await t.resend.contacts.imports.get(data!.id);
         assert.deepEqual(done!.counts, { total: 2, created: 2, updated: 0, skipped: 0, failed: 0 });
       } finally {

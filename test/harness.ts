@@ -12,6 +12,8 @@ import { buildApp, type App } from '../src/app.ts';
 import { readConfig } from '../src/config.ts';
 import { closeContext, createContext, type Context } from '../src/context.ts';
 import { seedApiKey } from '../src/domain/api-keys.ts';
+import type { Job, TaskName } from '../src/domain/jobs.ts';
+import type { JobRow } from '../src/store/jobs.ts';
 import { Runner, WORKER_STALE_MS } from '../src/workers/runner.ts';
 import { tasks } from '../src/workers/tasks.ts';
 
@@ -178,6 +180,11 @@ export function configEnv(ctx: Context): Record<string, string> {
     WORKER_MAX_ATTEMPTS: String(config.worker.maxAttempts),
     ...(config.smtpUrl ? { SMTP_URL: config.smtpUrl } : {}),
   };
+}
+
+/** A row of the jobs table as its task receives it (for tests that run a task by hand). */
+export function asJob<T extends TaskName>(row: JobRow): Job<T> {
+  return { ...row, payload: JSON.parse(row.payload) } as Job<T>;
 }
 
 /** A TCP port free on 127.0.0.1 right now, for a process the test starts. */

@@ -3,10 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { readConfig } from '../src/config.ts';
 import { closeContext, createContext, type Context } from '../src/context.ts';
-import { newJob } from '../src/domain/jobs.ts';
+import { jobRow } from '../src/domain/jobs.ts';
 import { addJobs, completeJob } from '../src/store/jobs.ts';
 import { saveHeartbeat } from '../src/store/workers.ts';
-import { Runner, WORKER_STALE_MS, type Task } from '../src/workers/runner.ts';
+import { Runner, WORKER_STALE_MS } from '../src/workers/runner.ts';
+import { tasks, type Task } from '../src/workers/tasks.ts';
 import { configEnv, dialects, eventually, startApp, type TestApp } from './harness.ts';
 import { startSmtpServer, type TestSmtpServer } from './smtp-server.ts';
 
@@ -19,7 +20,7 @@ function holdingTask() {
   const gate = new Promise<void>((resolve) => (release = resolve));
   const started: string[] = [];
   let settled = 0;
-  const hold: Task = async (ctx, job) => {
+  const hold: Task<'send-email'> = async (ctx, job) => {
     started.push(job.id);
     try {
       await gate;
@@ -28,11 +29,12 @@ function holdingTask() {
       settled++;
     }
   };
-  return { tasks: { hold }, started, settled: () => settled, release };
+  // Jobs named send-email, run by a task that holds them.
+  return { tasks: { ...tasks, 'send-email': hold }, started, settled: () => settled, release };
 }
 
 async function addHoldJobs(t: TestApp, n: number): Promise<void> {
-  await addJobs(t.ctx.db, Array.from({ length: n }, (_, i) => newJob(t.ctx, 'hold', `hold:${i}`, {})));
+  await addJobs(t.ctx.db, Array.from({ length: n }, (_, i) => jobRow(t.ctx, 'send-email', { email_id: `${i}` }, { key: `hold:${i}` })));
 }
 
 const jobs = (t: TestApp) => t.ctx.db.selectFrom('jobs').select(['key', 'locked_by', 'attempts']).orderBy('key').execute();

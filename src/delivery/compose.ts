@@ -28,17 +28,16 @@ export function textPart(html: string | null, text: string | null): string | und
  * the headers: it exists only in the envelope.
  */
 export function composeMessage(email: EmailRow, attachments: AttachmentRow[], date: Date): Promise<Buffer> {
-  const list = (json: string): string[] => JSON.parse(json);
   const composer = new MailComposer({
     from: email.from,
-    to: list(email.to),
-    cc: list(email.cc),
-    replyTo: list(email.reply_to),
+    to: email.to,
+    cc: email.cc,
+    replyTo: email.reply_to,
     subject: email.subject,
     messageId: email.message_id,
     date,
     // Tags are the sender's private data (customer ids, plans): they stay in the database and events.
-    headers: email.headers ? JSON.parse(email.headers) : {},
+    headers: email.headers ?? {},
     html: email.html ?? undefined,
     text: textPart(email.html, email.text),
     attachments: attachments.map((a) => ({

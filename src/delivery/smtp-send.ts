@@ -1,4 +1,5 @@
 // One SMTP transaction and what came of it, shared by the relay and direct transports.
+import { classify } from './outcomes.ts';
 
 /** Below the worker's lock timeout, so a hung server frees its job for a retry. */
 export const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 };
@@ -76,9 +77,9 @@ export class DeliveryError extends Error {
     super(response);
   }
 
-  /** 5xx is final; 4xx and a lost connection are worth another try. */
+  /** 5xx is final; 4xx and a lost connection are worth another try (delivery/outcomes.ts). */
   get permanent(): boolean {
-    return this.code !== undefined && this.code >= 500;
+    return classify({ accepted: false, code: this.code }) === 'bounced';
   }
 }
 

@@ -1,16 +1,26 @@
 // Resend's test inboxes: their outcomes are simulated in every mode and no server is contacted.
 // `+label` variants work for all but suppressed@ (as in Resend).
+import type { EmailState } from '../domain/events/email-events.ts';
+import type { RecipientResult } from './smtp-send.ts';
 
-export interface SimulatedOutcome {
-  events: string[];
-  response: string;
-}
+/**
+ * A test address's simulated answer, read like any SMTP answer, with the events Resend shows around it:
+ * `sent` before a bounce (theirs bounce after accepting), `complained` after a delivery. suppressed@
+ * is refused before any SMTP: only `suppressed`.
+ */
+export type SimulatedOutcome = { answer: RecipientResult; before: EmailState[]; after: EmailState[] } | { suppressed: string };
+
+const accepted: RecipientResult = { accepted: true, code: 250, response: '250 2.0.0 OK (simulated)' };
 
 const OUTCOMES: Record<string, SimulatedOutcome> = {
-  delivered: { events: ['sent', 'delivered'], response: '250 2.0.0 OK (simulated)' },
-  bounced: { events: ['sent', 'bounced'], response: "550 5.1.1 The email account that you tried to reach does not exist (simulated)" },
-  complained: { events: ['sent', 'delivered', 'complained'], response: '250 2.0.0 OK (simulated)' },
-  suppressed: { events: ['suppressed'], response: 'The address is on the suppression list (simulated)' },
+  delivered: { answer: accepted, before: [], after: [] },
+  bounced: {
+    answer: { accepted: false, code: 550, response: '550 5.1.1 The email account that you tried to reach does not exist (simulated)' },
+    before: ['sent'],
+    after: [],
+  },
+  complained: { answer: accepted, before: [], after: ['complained'] },
+  suppressed: { suppressed: 'The address is on the suppression list (simulated)' },
 };
 
 /** The simulated outcome for a Resend test address, or undefined for any other address. */

@@ -141,13 +141,13 @@ export function renderSubject(ctx: Context, broadcast: ParsedBroadcast, data: Pe
 export async function renderBroadcastEmail(ctx: Context, email: EmailRow): Promise<EmailRow> {
   const broadcast = await loadParsedBroadcast(ctx, email.broadcast_id!);
   if (!broadcast || email.personalization === null) return email;
-  const data = JSON.parse(email.personalization) as Personalization;
+  const data = email.personalization as Personalization;
   const link = linkFor(ctx, broadcast, data);
   const lookup = lookupFor(link, data);
   return {
     ...email,
     html: broadcast.html && renderTemplate(broadcast.html, lookup, true),
     text: broadcast.text === null || broadcast.text === '' ? broadcast.text : renderTemplate(broadcast.text, lookup, false),
-    headers: JSON.stringify({ 'List-Unsubscribe': `<${link()}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }),
+    headers: { 'List-Unsubscribe': `<${link()}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
   };
 }

@@ -4,20 +4,18 @@ import { AppError, invalidField, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import * as store from '../store/broadcasts.ts';
 import type { Tx } from '../store/db.ts';
-import { addJobs, deleteJob } from '../store/jobs.ts';
+import { deleteJob } from '../store/jobs.ts';
 import { mapPage, type PageRequest } from '../store/paginate.ts';
 import type { BroadcastStatus } from '../store/schema.ts';
 import { checkContent, checkNewContent, checkSendable, type BroadcastInput, type CreateBroadcastInput } from './broadcast-input.ts';
-import { newJob } from './jobs.ts';
+import { enqueue, jobKey } from './jobs.ts';
 import { parseScheduledAt } from './schedule.ts';
 
 // The life of a broadcast: draft -> (send) queued, or scheduled -> (the worker) sending -> sent;
 // cancel takes a scheduled one back to draft and a queued one to canceled. Every transition is one
 // conditional UPDATE on the status, so that two requests (or a request and the worker) never both win.
 
-export const SEND_BROADCAST_TASK = 'send-broadcast';
-
-export const fanOutJobKey = (broadcastId: string) => `${SEND_BROADCAST_TASK}:${broadcastId}`;
+export const fanOutJobKey = (broadcastId: string) => jobKey('send-broadcast', broadcastId);
 
 const ALL: BroadcastStatus[] = ['draft', 'scheduled', 'queued', 'sending', 'sent', 'canceled'];
 
@@ -40,7 +38,7 @@ function sendTime(ctx: Context, scheduledAt: string | undefined): { status: Broa
 
 /** The fan-out's job, written in the transaction of the transition that makes the broadcast due. */
 async function addFanOutJob(ctx: Context, tx: Tx, id: string, runAt: number): Promise<void> {
-  await addJobs(tx, [newJob(ctx, SEND_BROADCAST_TASK, fanOutJobKey(id), { broadcast_id: id }, runAt)]);
+  await enqueue(ctx, tx, 'send-broadcast', { broadcast_id: id }, { key: fanOutJobKey(id), runAt });
 }
 
 /** POST /broadcasts: a draft, or with `send: true` a broadcast due now or at `scheduled_at`. */
@@ -65,7 +63,6 @@ export async function createBroadcast(ctx: Context, input: CreateBroadcastInput)
     await store.insertBroadcast(tx, row);
     if (due) await addFanOutJob(ctx, tx, row.id, due.runAt);
   });
-  if (due) ctx.jobsAdded.notify();
   return { id: row.id };
 }
 
@@ -121,7 +118,6 @@ export async function sendBroadcast(ctx: Context, id: string, scheduledAt: strin
     return true;
   });
   if (!sent) throw wrongState('Only draft broadcasts can be sent; this one has been sent or scheduled already.');
-  ctx.jobsAdded.notify();
   return { id: current.id };
 }
 

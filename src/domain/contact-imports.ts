@@ -5,13 +5,10 @@ import { invalidField, missingField, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import * as store from '../store/contact-imports.ts';
 import { findPropertiesByKeys } from '../store/contact-properties.ts';
-import { addJobs } from '../store/jobs.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import { checkSegmentRefs, checkTopicRefs, type SegmentRef, type TopicRef } from './contact-input.ts';
 import { planColumns, type ColumnMap, type ImportPlan } from './import-rows.ts';
-import { newJob } from './jobs.ts';
-
-export const IMPORT_CONTACTS_TASK = 'import-contacts';
+import { enqueue, jobKey } from './jobs.ts';
 
 /** Resend's limit on the CSV of one import. */
 export const MAX_IMPORT_BYTES = 50 * 1024 * 1024;
@@ -74,9 +71,8 @@ export async function createImport(ctx: Context, input: ImportInput): Promise<{ 
   for (let offset = 0; offset < input.file.length; offset += PIECE_BYTES) pieces.push(input.file.subarray(offset, offset + PIECE_BYTES));
   await ctx.writer.transaction(async (tx) => {
     await store.insertImport(tx, row, pieces);
-    await addJobs(tx, [newJob(ctx, IMPORT_CONTACTS_TASK, `${IMPORT_CONTACTS_TASK}:${row.id}`, { import_id: row.id })]);
+    await enqueue(ctx, tx, 'import-contacts', { import_id: row.id }, { key: jobKey('import-contacts', row.id) });
   });
-  ctx.jobsAdded.notify();
   return { id: row.id };
 }
 

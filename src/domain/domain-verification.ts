@@ -1,16 +1,16 @@
 import type { Resolver } from 'node:dns/promises';
 import { isAbsent, lookupTxt } from '../dns.ts';
-import { newId } from '../ids.ts';
+import type { Context } from '../context.ts';
 import type { DomainRow, Verification } from '../store/domains.ts';
-import type { JobRow } from '../store/jobs.ts';
+import type { Tx } from '../store/db.ts';
 import type { DnsRecord, RecordKey, RecordStatuses } from './domain-records.ts';
+import { jobKey, replace } from './jobs.ts';
 
 // Resend's statuses. A domain is `not_started` until its first verify call, then `pending` (no
 // required record found yet) or `partially_verified` (some), `verified` once all are published, and
 // `failed` when they are not within 72 hours. A verified domain whose records disappear is in
 // `temporary_failure` and re-checked for 72 hours before it fails.
 
-export const VERIFY_DOMAIN_TASK = 'verify-domain';
 export const VERIFY_WINDOW_MS = 72 * 3600_000;
 /** A verified domain is looked up again this often, to notice records that disappear. */
 export const RECHECK_VERIFIED_MS = 24 * 3600_000;
@@ -21,24 +21,11 @@ export const SENDABLE = new Set(['verified', 'temporary_failure']);
 /** What happens after a check: stop, look again with backoff, or start a fresh series of checks. */
 export type NextCheck = 'stop' | 'backoff' | 'restart' | 'daily';
 
-export const verifyJobKey = (domainId: string) => `${VERIFY_DOMAIN_TASK}:${domainId}`;
+export const verifyJobKey = (domainId: string) => jobKey('verify-domain', domainId);
 
-/** The job that checks a domain's records at `runAt`; one per domain (its key). */
-export function verifyJob(domainId: string, runAt: number, now: number): JobRow {
-  return {
-    id: newId(),
-    task: VERIFY_DOMAIN_TASK,
-    key: verifyJobKey(domainId),
-    payload: JSON.stringify({ domain_id: domainId }),
-    run_at: runAt,
-    attempts: 0,
-    // The 72-hour window ends the checks, not the attempt count (about 20 checks at most).
-    max_attempts: 1000,
-    locked_by: null,
-    locked_at: null,
-    last_error: null,
-    created_at: now,
-  };
+/** Schedules the check of a domain's records at `runAt`, in place of any waiting one: one per domain. */
+export async function scheduleCheck(ctx: Context, tx: Tx, domainId: string, runAt: number): Promise<void> {
+  await replace(ctx, tx, 'verify-domain', { domain_id: domainId }, { key: verifyJobKey(domainId), runAt });
 }
 
 const sameHost = (a: string, b: string) => a.replace(/\.$/, '').toLowerCase() === b.replace(/\.$/, '').toLowerCase();

@@ -4,11 +4,11 @@ import { generateDkimKey } from '../delivery/dkim.ts';
 import { AppError, invalidField, missingField, notFound, quoted } from '../errors.ts';
 import { newId } from '../ids.ts';
 import * as store from '../store/domains.ts';
-import { cancelJob, replaceJob } from '../store/jobs.ts';
+import { cancelJob } from '../store/jobs.ts';
 import { mapPage, type PageRequest } from '../store/paginate.ts';
 import { asciiDomain } from './addresses.ts';
 import { allRecords, recordsOf } from './domain-records.ts';
-import { restartVerification, verifyJob, verifyJobKey } from './domain-verification.ts';
+import { restartVerification, scheduleCheck, verifyJobKey } from './domain-verification.ts';
 
 const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'];
 const SUBDOMAIN = /^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*$/;
@@ -156,7 +156,6 @@ export async function verifyDomain(ctx: Context, id: string): Promise<void> {
     const row = await store.findDomain(tx, id);
     if (!row) throw notFound('Domain');
     await store.setVerification(tx, id, restartVerification(row, now));
-    await replaceJob(tx, verifyJob(id, now, now));
+    await scheduleCheck(ctx, tx, id, now);
   });
-  ctx.jobsAdded.notify();
 }

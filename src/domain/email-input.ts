@@ -8,6 +8,7 @@ import { domainOf, formatMailbox, parseMailbox, parseMailboxList, type Mailbox }
 import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
 import { checkTopic } from './topic-rules.ts';
+import { newEmailRows } from './new-email.ts';
 import { checkSenderDomain, type SenderKey } from './sender-domain.ts';
 
 /** One attachment as a send gives it: its bytes (base64, or byte values), or a URL to fetch them from. */
@@ -76,7 +77,6 @@ function envelopeRecipients(mailboxes: Mailbox[]): string[] {
   return [...seen.values()];
 }
 
-const listJson = (mailboxes: Mailbox[]) => JSON.stringify(mailboxes.map(formatMailbox));
 
 /**
  * Checks a send payload against every rule of POST /emails and turns it into rows. A template is
@@ -102,45 +102,34 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
   const runAt = input.scheduled_at === undefined ? now : parseScheduledAt(input.scheduled_at, now);
 
   const id = newId();
-  const recipients = envelopeRecipients([...to, ...cc, ...bcc]);
-  const topic = await checkTopic(ctx, input.topic_id, recipients);
+  const envelope = envelopeRecipients([...to, ...cc, ...bcc]);
+  const topic = await checkTopic(ctx, input.topic_id, envelope);
   const attachments = await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
-  const initialStatus = input.scheduled_at === undefined ? 'queued' : 'scheduled';
-
-  return {
-    runAt,
-    email: {
+  const rows = newEmailRows(
+    {
       id,
       from: formatMailbox(from),
-      to: listJson(to),
-      cc: listJson(cc),
-      bcc: listJson(bcc),
-      reply_to: listJson(replyTo),
+      fromDomain: domainOf(from.address),
+      to: to.map(formatMailbox),
+      cc: cc.map(formatMailbox),
+      bcc: bcc.map(formatMailbox),
+      replyTo: replyTo.map(formatMailbox),
+      envelope,
       // Line breaks in a subject would end the header: fold them to spaces, as mail clients do.
       subject: input.subject.replace(/[\r\n]+/g, ' '),
       html: input.html ?? null,
       text: input.text ?? null,
-      headers: headers && JSON.stringify(headers),
-      tags: input.tags && input.tags.length > 0 ? JSON.stringify(input.tags) : null,
-      message_id: `<${id}@${domainOf(from.address)}>`,
-      scheduled_at: input.scheduled_at === undefined ? null : toTimestamp(runAt),
-      // Nobody the topic allows: the email fails at once and no job is written.
-      last_event: topic.blocked.size === recipients.length ? 'failed' : initialStatus,
-      created_at: toTimestamp(now),
-      template_id: templateId,
-      topic_id: topic.topicId,
-      broadcast_id: null,
+      headers,
+      tags: input.tags && input.tags.length > 0 ? input.tags : null,
+      scheduledAt: input.scheduled_at === undefined ? null : toTimestamp(runAt),
+      templateId,
+      topicId: topic.topicId,
+      broadcastId: null,
       personalization: null,
+      // A recipient the topic does not allow has failed already; nobody allowed: the email has failed.
+      events: [...topic.blocked].map(([recipient, reason]) => ({ recipient, types: ['failed'], response: reason })),
     },
-    recipients: recipients.map((address) => ({ email_id: id, address, status: topic.blocked.has(address) ? 'failed' : initialStatus })),
-    attachments,
-    events: [...topic.blocked].map(([address, reason]) => ({
-      id: newId(),
-      email_id: id,
-      type: 'failed',
-      recipient: address,
-      response: reason,
-      created_at: toTimestamp(now),
-    })),
-  };
+    toTimestamp(now),
+  );
+  return { runAt, ...rows, attachments };
 }

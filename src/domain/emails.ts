@@ -9,37 +9,38 @@ import type { PageRequest } from '../store/paginate.ts';
 import { insertIdempotencyKey, type IdempotencyKeyRow } from '../store/idempotency-keys.ts';
 import { insertTables } from '../store/insert-rows.ts';
 import { renderBroadcastEmail } from './broadcast-render.ts';
+import { recordEvents } from './events/email-events.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
-import { newJob } from './jobs.ts';
+import { jobKey, jobRow, move, wakeAfterCommit } from './jobs.ts';
 import { parseScheduledAt } from './schedule.ts';
 import type { SenderKey } from './sender-domain.ts';
 
-export const SEND_EMAIL_TASK = 'send-email';
+/** The key of an email's send job. */
+export const sendJobKey = (emailId: string) => jobKey('send-email', emailId);
 
-export const sendJobKey = (emailId: string) => `${SEND_EMAIL_TASK}:${emailId}`;
-
-function sendJob(ctx: Context, prepared: PreparedEmail): jobs.JobRow {
-  return newJob(ctx, SEND_EMAIL_TASK, sendJobKey(prepared.email.id), { email_id: prepared.email.id }, prepared.runAt);
+/** An email's send job, due when the email is (now, or at its scheduled time). */
+export function sendJob(ctx: Context, emailId: string, runAt: number) {
+  return jobRow(ctx, 'send-email', { email_id: emailId }, { key: sendJobKey(emailId), runAt });
 }
 
 /**
  * Stores prepared emails and their send jobs in one transaction (the outbox): once this returns,
  * every email is on disk with the job that will deliver it. An email that failed at acceptance (no
- * recipient its topic allows) gets no job. Then wakes the in-process worker.
+ * recipient its topic allows) gets no job.
  */
 export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
   const due = prepared.filter((p) => p.email.last_event !== 'failed');
-  const rows = { ...emails.emailRows(prepared), jobs: due.map((p) => sendJob(ctx, p)) };
+  const rows = { ...emails.emailRows(prepared), jobs: due.map((p) => sendJob(ctx, p.email.id, p.runAt)) };
   if (idempotencyKey) {
     await ctx.writer.transaction(async (tx) => {
       await insertTables(tx, rows);
       await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
+      wakeAfterCommit(ctx, tx);
     });
   } else {
     await ctx.writer.insert(rows);
   }
-  ctx.jobsAdded.notify();
 }
 
 /** POST /emails: validate, store durably (once per Idempotency-Key), answer with the id. */
@@ -52,21 +53,19 @@ export async function sendEmail(ctx: Context, input: SendEmailInput, key: Sender
   });
 }
 
-const list = (json: string): string[] => JSON.parse(json);
-
 type ListColumns =
   | 'id' | 'to' | 'from' | 'created_at' | 'subject' | 'bcc' | 'cc' | 'reply_to' | 'last_event' | 'scheduled_at' | 'broadcast_id' | 'message_id';
 
 function toListItem(row: Pick<emails.EmailRow, ListColumns>) {
   return {
     id: row.id,
-    to: list(row.to),
+    to: row.to,
     from: row.from,
     created_at: row.created_at,
     subject: row.subject,
-    bcc: list(row.bcc),
-    cc: list(row.cc),
-    reply_to: list(row.reply_to),
+    bcc: row.bcc,
+    cc: row.cc,
+    reply_to: row.reply_to,
     last_event: row.last_event,
     scheduled_at: row.scheduled_at,
     message_id: row.message_id,
@@ -99,7 +98,7 @@ export async function getEmail(ctx: Context, id: string) {
     ...toListItem(row),
     html: row.html,
     text: row.text,
-    tags: row.tags ? (JSON.parse(row.tags) as { name: string; value?: string }[]).map((t) => ({ name: t.name, value: t.value ?? '' })) : [],
+    tags: (row.tags ?? []).map((t) => ({ name: t.name, value: t.value ?? '' })),
     // Only when sent on a topic, as Resend's email object.
     ...(row.topic_id ? { topic_id: row.topic_id } : {}),
   };
@@ -119,12 +118,11 @@ export async function rescheduleEmail(ctx: Context, id: string, scheduledAt: str
   const runAt = parseScheduledAt(scheduledAt, ctx.clock.now());
   await ctx.writer.transaction(async (tx) => {
     const row = await emails.findEmailStatus(tx, id);
-    if (row?.last_event !== 'scheduled' || !(await jobs.moveJob(tx, sendJobKey(id), runAt))) {
+    if (row?.last_event !== 'scheduled' || !(await move(ctx, tx, sendJobKey(id), runAt))) {
       throw new AppError('validation_error', NOT_SCHEDULED);
     }
     await emails.setSchedule(tx, id, toTimestamp(runAt));
   });
-  ctx.jobsAdded.notify();
 }
 
 /** POST /emails/:id/cancel: a scheduled email is not sent after all. */
@@ -135,11 +133,7 @@ export async function cancelEmail(ctx: Context, id: string): Promise<void> {
     if (row?.last_event !== 'scheduled' || !(await jobs.cancelJob(tx, sendJobKey(id)))) {
       throw new AppError('validation_error', NOT_SCHEDULED);
     }
-    await emails.setLastEvent(tx, id, 'canceled');
-    await emails.setRecipientsStatus(tx, id, 'canceled');
-    await emails.insertEvents(tx, [
-      { id: newId(), email_id: id, type: 'canceled', recipient: null, response: null, created_at: toTimestamp(ctx.clock.now()) },
-    ]);
+    await recordEvents(tx, id, [{ recipient: null, types: ['canceled'], response: null }], toTimestamp(ctx.clock.now()));
   });
 }
 

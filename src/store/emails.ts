@@ -5,8 +5,29 @@ import { selectPage, type PageRequest } from './paginate.ts';
 import type { Rows } from './insert-rows.ts';
 import type { EmailAttachmentTable, EmailContentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
 
-/** An email with its bodies. */
-export type EmailRow = EmailTable & Omit<EmailContentTable, 'email_id'>;
+/** A tag as the API takes it. */
+export interface Tag {
+  name: string;
+  value?: string;
+}
+
+/**
+ * An email with its bodies, as the code uses it: lists and objects parsed. The tables keep them as JSON
+ * text; this module alone turns one into the other.
+ */
+export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_to' | 'headers' | 'tags' | 'personalization'> {
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  headers: Record<string, string> | null;
+  tags: Tag[] | null;
+  /** A broadcast email's recipient data (domain/broadcast-render.ts reads it). */
+  personalization: object | null;
+  html: string | null;
+  text: string | null;
+}
+
 export type RecipientRow = EmailRecipientTable;
 export type AttachmentRow = EmailAttachmentTable;
 export type EventRow = EmailEventTable;
@@ -20,11 +41,43 @@ export interface EmailRows {
   events: EventRow[];
 }
 
-/** The rows that accepted emails write besides their jobs, for one insert per table. */
-export function emailRows(emails: EmailRows[]): Rows {
+const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+function toTable({ html: _, text: __, ...email }: EmailRow): EmailTable {
   return {
-    emails: emails.map(({ email: { html: _, text: __, ...row } }) => row),
-    email_contents: emails.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })),
+    ...email,
+    to: JSON.stringify(email.to),
+    cc: JSON.stringify(email.cc),
+    bcc: JSON.stringify(email.bcc),
+    reply_to: JSON.stringify(email.reply_to),
+    headers: json(email.headers),
+    tags: json(email.tags),
+    personalization: json(email.personalization),
+  };
+}
+
+type ListedColumns = 'to' | 'cc' | 'bcc' | 'reply_to';
+const LISTS = ['to', 'cc', 'bcc', 'reply_to'] as const;
+
+/** A row read from the table, its JSON columns parsed (whichever of them the query selected). */
+function fromTable<T extends Partial<EmailTable>>(row: T) {
+  const out: Record<string, unknown> = { ...row };
+  for (const column of LISTS) if (row[column] !== undefined) out[column] = JSON.parse(row[column] as string);
+  for (const column of ['headers', 'tags', 'personalization'] as const) if (row[column] !== undefined) out[column] = parsed(row[column] as string | null);
+  return out as Omit<T, ListedColumns | 'headers' | 'tags' | 'personalization'> &
+    Pick<EmailRow, Extract<keyof T, ListedColumns | 'headers' | 'tags' | 'personalization'>>;
+}
+
+/**
+ * The rows that accepted emails write besides their jobs, for one insert per table. An email without
+ * bodies of its own (a broadcast's, rendered from the broadcast) has no contents row.
+ */
+export function emailRows(emails: EmailRows[]): Rows {
+  const contents = emails.filter(({ email }) => email.html !== null || email.text !== null);
+  return {
+    emails: emails.map(({ email }) => toTable(email)),
+    email_contents: contents.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })),
     email_recipients: emails.flatMap((e) => e.recipients),
     email_events: emails.flatMap((e) => e.events),
     email_attachments: emails.flatMap((e) => e.attachments),
@@ -32,7 +85,7 @@ export function emailRows(emails: EmailRows[]): Rows {
 }
 
 export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('emails')
     // A broadcast's emails have no contents row: their bodies are rendered from the broadcast.
     .leftJoin('email_contents', 'email_contents.email_id', 'emails.id')
@@ -40,16 +93,18 @@ export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | und
     .select(['email_contents.html', 'email_contents.text'])
     .where('emails.id', '=', id)
     .executeTakeFirst();
+  return row && fromTable(row);
 }
 
-/** The email row alone, without its bodies. */
-export async function findEmailStatus(db: Db | Tx, id: string): Promise<EmailTable | undefined> {
-  return db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirst();
+/** Where an email stands, without its content. */
+export async function findEmailStatus(db: Db | Tx, id: string): Promise<Pick<EmailTable, 'id' | 'last_event' | 'topic_id' | 'broadcast_id'> | undefined> {
+  return db.selectFrom('emails').select(['id', 'last_event', 'topic_id', 'broadcast_id']).where('id', '=', id).executeTakeFirst();
 }
 
 export async function listEmails(db: Db, page: PageRequest) {
   const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at', 'broadcast_id', 'message_id'] as const;
-  return selectPage(db.selectFrom('emails').select(columns), 'id', page);
+  const result = await selectPage(db.selectFrom('emails').select(columns), 'id', page);
+  return { has_more: result.has_more, data: result.data.map((row) => fromTable(row)) };
 }
 
 export async function findRecipients(db: Db, emailId: string): Promise<RecipientRow[]> {

@@ -4,6 +4,11 @@ import type { JobTable } from './schema.ts';
 
 export type JobRow = JobTable;
 
+/** A claimed job, its payload parsed (what it holds is its task's business). */
+export interface ClaimedJob extends Omit<JobRow, 'payload'> {
+  payload: unknown;
+}
+
 export async function addJobs(tx: Db | Tx, jobs: JobRow[]): Promise<void> {
   if (jobs.length > 0) await tx.insertInto('jobs').values(jobs).execute();
 }
@@ -22,8 +27,8 @@ export async function addJobs(tx: Db | Tx, jobs: JobRow[]): Promise<void> {
 export async function claimJobs(
   db: Db,
   options: { workerId: string; now: number; limit: number; silentSince: number; lockedBefore: number },
-): Promise<JobRow[]> {
-  return db
+): Promise<ClaimedJob[]> {
+  const rows = await db
     .updateTable('jobs')
     .set((eb) => ({ locked_by: options.workerId, locked_at: options.now, attempts: eb('attempts', '+', 1) }))
     .where('id', 'in', (eb) => {
@@ -56,6 +61,7 @@ export async function claimJobs(
     })
     .returningAll()
     .execute();
+  return rows.map((row) => ({ ...row, payload: JSON.parse(row.payload) as unknown }));
 }
 
 /**

@@ -13,6 +13,8 @@ export interface Writer {
    * insert thread rather than copied: the caller must not read them afterwards.
    */
   insert(rows: Rows): Promise<void>;
+  /** Runs `fn` once the transaction `tx` belongs to has committed and is on disk; never if it rolls back. */
+  afterCommit(tx: Tx, fn: () => void): void;
   /** Waits for the inserts under way, then releases what the writer holds. */
   close(): Promise<void>;
 }
@@ -65,23 +67,62 @@ function walSync(databaseFile: string): { afterCommit(): Promise<void>; close():
  * lock through the process's write lock (write-lock.ts). An in-memory database cannot be shared with a
  * thread: there everything runs on the event loop.
  */
-export function createWriter(db: Db, databaseFile: string): Writer {
+export function createWriter(db: Db, databaseFile: string, onJobsInserted: () => void = () => {}): Writer {
+  const hooks = commitHooks();
+  let writer: Omit<Writer, 'afterCommit'>;
   if (isPostgres(db)) {
-    return {
-      transaction: (fn) => db.transaction().execute(fn),
+    writer = {
+      transaction: (fn) => hooks.run(db, fn),
       insert: (rows) => db.transaction().execute((tx) => insertTables(tx, rows)),
       close: async () => {},
     };
+  } else {
+    const local = groupCommit(db, databaseFile, hooks);
+    const inserter = databaseFile === ':memory:' ? undefined : startInserter(databaseFile, writeLockOf(db)!);
+    writer = {
+      transaction: local.transaction,
+      insert: inserter?.insert ?? local.insert,
+      async close() {
+        await inserter?.close();
+        await local.close();
+      },
+    };
   }
-  const local = groupCommit(db, databaseFile);
-  if (databaseFile === ':memory:') return local;
-  const inserter = startInserter(databaseFile, writeLockOf(db)!);
   return {
-    transaction: local.transaction,
-    insert: inserter.insert,
-    async close() {
-      await inserter.close();
-      await local.close();
+    ...writer,
+    // Jobs inserted with rows (POST /emails, a broadcast's fan-out) wake the workers as enqueue does.
+    insert: async (rows) => {
+      await writer.insert(rows);
+      if (rows.jobs && rows.jobs.length > 0) onJobsInserted();
+    },
+    afterCommit: hooks.add,
+  };
+}
+
+/** What must run after a transaction commits, by transaction: `add` collects it, `done` runs it. */
+function commitHooks() {
+  const pending = new WeakMap<Tx, (() => void)[]>();
+  const done = (tx: Tx) => {
+    const list = pending.get(tx);
+    pending.delete(tx);
+    list?.forEach((fn) => fn());
+  };
+  return {
+    add(tx: Tx, fn: () => void) {
+      const list = pending.get(tx);
+      if (list) list.push(fn);
+      else pending.set(tx, [fn]);
+    },
+    done,
+    /** Runs `fn` in a transaction of its own, then what it registered once it has committed. */
+    async run<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+      let transaction: Tx | undefined;
+      const result = await db.transaction().execute((tx) => {
+        transaction = tx;
+        return fn(tx);
+      });
+      done(transaction!);
+      return result;
     },
   };
 }
@@ -95,20 +136,33 @@ export function createWriter(db: Db, databaseFile: string): Writer {
  * Callers are answered after the WAL sync that follows their commit (walSync), while the next group
  * already runs.
  */
-function groupCommit(db: Db, databaseFile: string): Writer {
+function groupCommit(db: Db, databaseFile: string, hooks: ReturnType<typeof commitHooks>): Omit<Writer, 'afterCommit'> {
   const queue: Pending[] = [];
   let draining = false;
   const wal = walSync(databaseFile);
   // Answers callers once their commit is on disk. The drain waits for that sync too, but the event
   // loop does not: requests go on arriving meanwhile and form the next, larger group.
-  const answer = (group: Pending[], results: unknown[]) =>
+  const answer = (group: Pending[], results: unknown[], tx: Tx) =>
     wal.afterCommit().then(
-      () => group.forEach((p, i) => p.resolve(results[i])),
+      () => {
+        group.forEach((p, i) => p.resolve(results[i]));
+        hooks.done(tx);
+      },
       (error) => group.forEach((p) => p.reject(error)),
     );
+  // Runs `fn` in a transaction, resolving with its result and the transaction it ran in.
+  const inTransaction = async <T>(fn: (tx: Tx) => Promise<T>): Promise<[T, Tx]> => {
+    let transaction: Tx | undefined;
+    const result = await db.transaction().execute((tx) => {
+      transaction = tx;
+      return fn(tx);
+    });
+    return [result, transaction!];
+  };
   const runAlone = async (p: Pending) => {
     try {
-      await answer([p], [await db.transaction().execute(p.run)]);
+      const [result, tx] = await inTransaction(p.run);
+      await answer([p], [result], tx);
     } catch (error) {
       p.reject(error);
     }
@@ -121,18 +175,19 @@ function groupCommit(db: Db, databaseFile: string): Writer {
         await runAlone(group[0]!);
         continue;
       }
-      let results: unknown[];
+      let committed: [unknown[], Tx];
       try {
-        results = await db.transaction().execute(async (tx) => {
+        committed = await inTransaction(async (tx) => {
           const out: unknown[] = [];
           for (const p of group) out.push(await p.run(tx));
           return out;
         });
       } catch {
+        // What the group registered to run after its commit goes with its transaction: each runs again.
         for (const p of group) await runAlone(p);
         continue;
       }
-      await answer(group, results);
+      await answer(group, ...committed);
     }
     draining = false;
   }

@@ -6,7 +6,8 @@ import { CSV_OPTIONS } from '../domain/contact-imports.ts';
 import { mergeRows, readRow, type ImportPlan, type ImportRow } from '../domain/import-rows.ts';
 import * as imports from '../store/contact-imports.ts';
 import { findContactsByEmails, setPropertyValues, upsertContacts } from '../store/contacts.ts';
-import { completeJob, renewJobLock, type JobRow } from '../store/jobs.ts';
+import type { Job } from '../domain/jobs.ts';
+import { completeJob, renewJobLock } from '../store/jobs.ts';
 import { addMemberships } from '../store/segments.ts';
 import { setSubscriptions } from '../store/topics.ts';
 
@@ -36,7 +37,7 @@ function readRecords(ctx: Context, importId: string): AsyncIterable<string[]> {
  */
 async function writeChunk(
   ctx: Context,
-  job: JobRow,
+  job: Job<'import-contacts'>,
   importId: string,
   plan: ImportPlan,
   records: string[][],
@@ -61,7 +62,7 @@ async function writeChunk(
   });
 }
 
-async function failImport(ctx: Context, job: JobRow, importId: string, error: unknown): Promise<void> {
+async function failImport(ctx: Context, job: Job<'import-contacts'>, importId: string, error: unknown): Promise<void> {
   const message = error instanceof Error ? error.message : String(error);
   ctx.log.warn({ import: importId, err: error }, 'contact import failed');
   await ctx.writer.transaction(async (tx) => {
@@ -76,8 +77,8 @@ async function failImport(ctx: Context, job: JobRow, importId: string, error: un
  * contacts are upserted by email besides. A CSV that cannot be parsed fails the import at once; other
  * errors are retried with backoff, and fail it when the job's attempts run out.
  */
-export async function importContactsTask(ctx: Context, job: JobRow): Promise<void> {
-  const { import_id: importId } = JSON.parse(job.payload) as { import_id: string };
+export async function importContactsTask(ctx: Context, job: Job<'import-contacts'>): Promise<void> {
+  const { import_id: importId } = job.payload;
   const row = await imports.findImport(ctx.db, importId);
   if (!row || row.status === 'completed' || row.status === 'failed') return completeJob(ctx.db, job.id);
   const plan = JSON.parse(row.plan) as ImportPlan;

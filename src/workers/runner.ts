@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../context.ts';
-import { claimJobs, releaseJobs, retryJob, type JobRow } from '../store/jobs.ts';
+import { claimJobs, releaseJobs, retryJob, type ClaimedJob } from '../store/jobs.ts';
 import { deleteStaleWorkers, deleteWorker, saveHeartbeat } from '../store/workers.ts';
-
-/** A task is a plain async function. It completes its job in the transaction that records its outcome. */
-export type Task = (ctx: Context, job: JobRow) => Promise<void>;
+import type { Tasks } from './tasks.ts';
 
 const CLAIM_BATCH = 32;
 
@@ -41,9 +39,9 @@ export function backoffMs(attempts: number): number {
 export class Runner {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   /** The jobs running, by the promise that settles when their task does. */
-  private readonly inFlight = new Map<Promise<void>, JobRow>();
+  private readonly inFlight = new Map<Promise<void>, ClaimedJob>();
   /** Jobs cut off and handed back by stop(): another worker's now, whatever their task does next. */
-  private readonly handedBack = new WeakSet<JobRow>();
+  private readonly handedBack = new WeakSet<ClaimedJob>();
   private running = false;
   private claiming = false;
   private claimAgain = false;
@@ -58,7 +56,7 @@ export class Runner {
 
   constructor(
     private readonly ctx: Context,
-    private readonly tasks: Record<string, Task>,
+    private readonly tasks: Tasks,
   ) {}
 
   /** The time its heartbeat row was last written (by ctx.clock); undefined before the first, and once stopped. */
@@ -135,7 +133,7 @@ export class Runner {
     return this.beating;
   }
 
-  private run(job: JobRow): void {
+  private run(job: ClaimedJob): void {
     const done = this.execute(job).finally(() => {
       this.inFlight.delete(done);
       // Claim again once half the slots are free: fewer, larger claims than one per finished job.
@@ -144,9 +142,10 @@ export class Runner {
     this.inFlight.set(done, job);
   }
 
-  private async execute(job: JobRow): Promise<void> {
+  private async execute(job: ClaimedJob): Promise<void> {
     try {
-      const task = this.tasks[job.task];
+      // Its payload is its task's: enqueue takes only that (domain/jobs.ts).
+      const task = (this.tasks as Record<string, ((ctx: Context, job: ClaimedJob) => Promise<void>) | undefined>)[job.task];
       if (!task) throw new Error(`no task named "${job.task}"`);
       await task(this.ctx, job);
     } catch (error) {

@@ -2,15 +2,16 @@ import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
 import { domainOf, parseMailbox } from '../domain/addresses.ts';
 import { loadParsedBroadcast, renderSubject, usedPropertyKeys, type ParsedBroadcast, type Personalization } from '../domain/broadcast-render.ts';
-import { sendJobKey, SEND_EMAIL_TASK } from '../domain/emails.ts';
-import { newJob } from '../domain/jobs.ts';
+import { sendJob } from '../domain/emails.ts';
+import { wakeAfterCommit, type Job } from '../domain/jobs.ts';
 import type { Value } from '../domain/render-template.ts';
+import { newEmailRows, type NewEmail } from '../domain/new-email.ts';
 import { newId } from '../ids.ts';
 import * as broadcasts from '../store/broadcasts.ts';
 import { findPropertiesByKeys } from '../store/contact-properties.ts';
 import { insertTables, type Rows } from '../store/insert-rows.ts';
 import { completeJob, renewJobLock, type JobRow } from '../store/jobs.ts';
-import type { EmailRecipientTable, EmailTable } from '../store/schema.ts';
+import { emailRows, type EmailRows } from '../store/emails.ts';
 import { findTopic } from '../store/topics.ts';
 
 /**
@@ -37,7 +38,7 @@ const STATEMENT_RECIPIENTS = 100;
  * properties it uses, and its status `sending`. False when the job is no longer this worker's, or the
  * broadcast is no longer due (canceled meanwhile): then nothing is written.
  */
-async function startFanOut(ctx: Context, job: JobRow, broadcast: broadcasts.BroadcastRow): Promise<boolean> {
+async function startFanOut(ctx: Context, job: Job<'send-broadcast'>, broadcast: broadcasts.BroadcastRow): Promise<boolean> {
   const properties = await findPropertiesByKeys(ctx.db, usedPropertyKeys(broadcast));
   const fallbacks = Object.fromEntries(properties.filter((p) => p.fallback_value !== null).map((p) => [p.key, JSON.parse(p.fallback_value!)]));
   // A topic deleted since the send was accepted: nobody has opted in to it any more.
@@ -76,10 +77,11 @@ async function readChunk(ctx: Context, parsed: ParsedBroadcast, cursor: string |
   return { recipients, properties };
 }
 
-/** What every row of a chunk shares: the time it was made, and the sender's domain (for Message-IDs). */
+/** What every email of a chunk shares: the time it was made, the sender's domain, the reply-to addresses. */
 interface Stamp {
   now: number;
   domain: string;
+  replyTo: string[];
 }
 
 /**
@@ -89,10 +91,9 @@ interface Stamp {
 function recipientRows(ctx: Context, row: broadcasts.BroadcastRow, parsed: ParsedBroadcast, chunk: Chunk, from: number, to: number, stamp: Stamp): Rows {
   // Contacts deleted since the snapshot are skipped.
   const recipients = chunk.recipients.slice(from, to).filter((r) => r.email !== null);
-  const { now, domain } = stamp;
+  const { now, domain, replyTo } = stamp;
   const at = toTimestamp(now);
-  const emails: EmailTable[] = [];
-  const emailRecipients: EmailRecipientTable[] = [];
+  const written: EmailRows[] = [];
   const jobs: JobRow[] = [];
   for (const recipient of recipients) {
     const id = newId();
@@ -103,29 +104,31 @@ function recipientRows(ctx: Context, row: broadcasts.BroadcastRow, parsed: Parse
       last_name: recipient.last_name,
       properties: chunk.properties.get(recipient.contact_id) ?? {},
     };
-    emails.push({
+    const email: NewEmail = {
       id,
       from: row.from,
-      to: JSON.stringify([data.email]),
-      cc: '[]',
-      bcc: '[]',
-      reply_to: row.reply_to ?? '[]',
+      fromDomain: domain,
+      to: [data.email],
+      cc: [],
+      bcc: [],
+      replyTo,
+      envelope: [data.email],
       subject: renderSubject(ctx, parsed, data),
+      html: null,
+      text: null,
       headers: null,
       tags: null,
-      message_id: `<${id}@${domain}>`,
-      scheduled_at: null,
-      last_event: 'queued',
-      created_at: at,
-      template_id: null,
-      topic_id: row.topic_id,
-      broadcast_id: row.id,
-      personalization: JSON.stringify(data),
-    });
-    emailRecipients.push({ email_id: id, address: data.email, status: 'queued' });
-    jobs.push(newJob(ctx, SEND_EMAIL_TASK, sendJobKey(id), { email_id: id }, now));
+      scheduledAt: null,
+      templateId: null,
+      topicId: row.topic_id,
+      broadcastId: row.id,
+      personalization: data,
+      events: [],
+    };
+    written.push({ ...newEmailRows(email, at), attachments: [] });
+    jobs.push(sendJob(ctx, id, now));
   }
-  return { emails, email_recipients: emailRecipients, jobs };
+  return { ...emailRows(written), jobs };
 }
 
 /**
@@ -137,20 +140,22 @@ function recipientRows(ctx: Context, row: broadcasts.BroadcastRow, parsed: Parse
  */
 async function writeChunk(
   ctx: Context,
-  job: JobRow,
+  job: Job<'send-broadcast'>,
   row: broadcasts.BroadcastRow,
   parsed: ParsedBroadcast,
   chunk: Chunk,
   cursor: string | null,
   last: boolean,
 ): Promise<boolean> {
-  const stamp: Stamp = { now: ctx.clock.now(), domain: domainOf(parseMailbox(row.from, 'from').address) };
+  const replyTo = row.reply_to === null ? [] : (JSON.parse(row.reply_to) as string[]);
+  const stamp: Stamp = { now: ctx.clock.now(), domain: domainOf(parseMailbox(row.from, 'from').address), replyTo };
   const at = toTimestamp(stamp.now);
   return ctx.writer.transaction(async (tx) => {
     if (!(await renewJobLock(tx, job.id, job.locked_by!, ctx.clock.now()))) return false;
     for (let i = 0; i < chunk.recipients.length; i += STATEMENT_RECIPIENTS) {
       await insertTables(tx, recipientRows(ctx, row, parsed, chunk, i, i + STATEMENT_RECIPIENTS, stamp));
     }
+    wakeAfterCommit(ctx, tx);
     const progress = last ? { fanout_cursor: cursor, status: 'sent' as const, sent_at: at } : { fanout_cursor: cursor };
     await broadcasts.updateBroadcastIn(tx, row.id, ['sending'], progress);
     if (last) {
@@ -168,8 +173,8 @@ async function writeChunk(
  * sent to twice; memory holds one chunk, whatever the segment's size. The normal delivery path sends
  * the emails, starting while the fan-out goes on.
  */
-export async function sendBroadcastTask(ctx: Context, job: JobRow): Promise<void> {
-  const { broadcast_id: broadcastId } = JSON.parse(job.payload) as { broadcast_id: string };
+export async function sendBroadcastTask(ctx: Context, job: Job<'send-broadcast'>): Promise<void> {
+  const { broadcast_id: broadcastId } = job.payload;
   let row = await broadcasts.findBroadcast(ctx.db, broadcastId);
   if (!row || !['queued', 'scheduled', 'sending'].includes(row.status)) return completeJob(ctx.db, job.id);
   if (row.status !== 'sending') {
@@ -183,7 +188,6 @@ export async function sendBroadcastTask(ctx: Context, job: JobRow): Promise<void
     const last = chunk.recipients.length < CHUNK_RECIPIENTS;
     const next = chunk.recipients.at(-1)?.contact_id ?? cursor;
     if (!(await writeChunk(ctx, job, row, parsed, chunk, next, last))) return;
-    ctx.jobsAdded.notify();
     if (last) return;
     cursor = next;
   }

@@ -1,17 +1,19 @@
-import { SEND_BROADCAST_TASK } from '../domain/broadcasts.ts';
-import { IMPORT_CONTACTS_TASK } from '../domain/contact-imports.ts';
-import { VERIFY_DOMAIN_TASK } from '../domain/domain-verification.ts';
-import { SEND_EMAIL_TASK } from '../domain/emails.ts';
+import type { Context } from '../context.ts';
+import type { Job, TaskName } from '../domain/jobs.ts';
 import { importContactsTask } from './import-contacts.ts';
-import type { Task } from './runner.ts';
 import { sendBroadcastTask } from './send-broadcast.ts';
 import { sendEmailTask } from './send-email.ts';
 import { verifyDomainTask } from './verify-domain.ts';
 
-/** Every task a worker runs, by the name its jobs carry. */
-export const tasks: Record<string, Task> = {
-  [SEND_EMAIL_TASK]: sendEmailTask,
-  [IMPORT_CONTACTS_TASK]: importContactsTask,
-  [VERIFY_DOMAIN_TASK]: verifyDomainTask,
-  [SEND_BROADCAST_TASK]: sendBroadcastTask,
+/** A task is a plain async function. It completes its job in the transaction that records its outcome. */
+export type Task<T extends TaskName> = (ctx: Context, job: Job<T>) => Promise<void>;
+
+/** Every task, by the name its jobs carry: a new name in TaskPayloads (domain/jobs.ts) must be here. */
+export type Tasks = { [T in TaskName]: Task<T> };
+
+export const tasks: Tasks = {
+  'send-email': sendEmailTask,
+  'import-contacts': importContactsTask,
+  'verify-domain': verifyDomainTask,
+  'send-broadcast': sendBroadcastTask,
 };

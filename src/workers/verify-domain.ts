@@ -1,8 +1,9 @@
 import type { Context } from '../context.ts';
 import { domainRecords } from '../domain/domain-records.ts';
-import { assessVerification, findPublishedRecords, RECHECK_VERIFIED_MS, verifyJob } from '../domain/domain-verification.ts';
+import { assessVerification, findPublishedRecords, RECHECK_VERIFIED_MS, scheduleCheck } from '../domain/domain-verification.ts';
+import type { Job } from '../domain/jobs.ts';
 import { findDomain, setVerification } from '../store/domains.ts';
-import { addJobs, completeJob, retryJob, type JobRow } from '../store/jobs.ts';
+import { completeJob, retryJob } from '../store/jobs.ts';
 import { backoffMs } from './runner.ts';
 
 /**
@@ -10,8 +11,8 @@ import { backoffMs } from './runner.ts';
  * transaction: again with the runner's backoff while records are missing (the 72-hour window ends
  * it), daily once verified, never after it failed.
  */
-export async function verifyDomainTask(ctx: Context, job: JobRow): Promise<void> {
-  const { domain_id: domainId } = JSON.parse(job.payload) as { domain_id: string };
+export async function verifyDomainTask(ctx: Context, job: Job<'verify-domain'>): Promise<void> {
+  const { domain_id: domainId } = job.payload;
   const domain = await findDomain(ctx.db, domainId);
   if (!domain) return completeJob(ctx.db, job.id);
 
@@ -24,7 +25,7 @@ export async function verifyDomainTask(ctx: Context, job: JobRow): Promise<void>
     if (next === 'backoff') return retryJob(tx, job.id, now + backoffMs(job.attempts), `records not found: ${verification.record_statuses}`);
     await completeJob(tx, job.id);
     // A fresh job restarts the count of checks, and so the backoff.
-    if (next === 'daily') await addJobs(tx, [verifyJob(domainId, now + RECHECK_VERIFIED_MS, now)]);
-    if (next === 'restart') await addJobs(tx, [verifyJob(domainId, now + backoffMs(0), now)]);
+    if (next === 'daily') await scheduleCheck(ctx, tx, domainId, now + RECHECK_VERIFIED_MS);
+    if (next === 'restart') await scheduleCheck(ctx, tx, domainId, now + backoffMs(0));
   });
 }
