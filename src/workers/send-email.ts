@@ -6,7 +6,6 @@ import { domainOf, parseMailbox } from '../domain/addresses.ts';
 import { findEmailWithBody } from '../domain/emails.ts';
 import { blockedAtSend } from '../domain/topic-rules.ts';
 import { newId } from '../ids.ts';
-import { findDomainByName } from '../store/domains.ts';
 import * as emails from '../store/emails.ts';
 import type { EmailRow } from '../store/emails.ts';
 import { completeHeldJob, completeJob, retryHeldJob, type JobRow } from '../store/jobs.ts';
@@ -92,7 +91,7 @@ async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<{ d
   if (large) await ctx.largeMessages.acquire();
   try {
     const from = parseMailbox(email.from, 'from').address;
-    const domain = await findDomainByName(ctx.db, domainOf(from));
+    const domain = await ctx.domains.find(domainOf(from));
     const attachments = bytes > 0 ? await emails.findAttachments(ctx.db, email.id) : [];
     const raw = await ctx.composer.build(email, attachments, new Date(ctx.clock.now()), domain);
     try {

@@ -27,4 +27,5 @@ export async function verifyDomainTask(ctx: Context, job: JobRow): Promise<void>
     if (next === 'daily') await addJobs(tx, [verifyJob(domainId, now + RECHECK_VERIFIED_MS, now)]);
     if (next === 'restart') await addJobs(tx, [verifyJob(domainId, now + backoffMs(0), now)]);
   });
+  ctx.domains.clear();
 }
