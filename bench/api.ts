@@ -1,7 +1,10 @@
 // API throughput with autocannon, in one run: (a) a bare Fastify route answering {id}, the ceiling;
-// (b) POST /emails with a typical 1 KB payload; (c) POST /emails/batch with 100 emails per request.
+// (b) POST /emails with a typical 1 KB payload to Mailroom as `npm start` runs it (one process: the API,
+// and the worker capturing every email beside it); (b') the same to an API process alone (--role api);
+// (c) POST /emails/batch with 100 emails per request, to the default process.
 import { fork } from 'node:child_process';
 import autocannon from 'autocannon';
+import SQLite from 'better-sqlite3';
 import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 
@@ -64,26 +67,48 @@ async function startBare(): Promise<{ address: string; stop(): void }> {
 interface Turn {
   ceiling: autocannon.Result;
   single: autocannon.Result;
+  apiOnly: autocannon.Result;
+}
+
+/** Resolves once a Mailroom on this SQLite file has no job left. */
+async function drained(databaseUrl: string): Promise<void> {
+  const db = new SQLite(databaseUrl, { readonly: true });
+  try {
+    while ((db.prepare('select count(*) as n from jobs').get() as { n: number }).n > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    db.close();
+  }
 }
 
 export async function benchApi(): Promise<Figure[]> {
   const body = JSON.stringify(typical);
   const bare = await startBare();
-  // The API alone (--role api): the worker would otherwise deliver on the same cores during the run.
-  const mailroom = await startMailroom({ role: 'api' });
+  const mailroom = await startMailroom({});
+  const apiOnly = await startMailroom({ role: 'api' });
   const ceilingUrl = `${bare.address}/emails`;
   const singleUrl = `${mailroom.url}/emails`;
+  const apiOnlyUrl = `${apiOnly.url}/emails`;
   try {
     await load(ceilingUrl, body, 32, WARM_UP_S);
     await load(singleUrl, body, 32, WARM_UP_S);
+    await load(apiOnlyUrl, body, 32, WARM_UP_S);
     // (a) and (b) take short turns, in alternating order, and the ratio is of their totals: this shared
     // virtual machine's speed swings by up to 2x from one second to the next (the bare route alone
     // measures anywhere from 55k to 110k req/s), and turns of a second and a half see the same swings.
     const turns: Turn[] = [];
+    const kinds = ['ceiling', 'single', 'apiOnly'] as const;
+    const urls = { ceiling: ceilingUrl, single: singleUrl, apiOnly: apiOnlyUrl };
     for (let i = 0; i < TURNS; i++) {
-      const order = i % 2 === 0 ? [ceilingUrl, singleUrl] : [singleUrl, ceilingUrl];
-      const [first, second] = [await load(order[0]!, body, 32, TURN_S), await load(order[1]!, body, 32, TURN_S)];
-      turns.push(i % 2 === 0 ? { ceiling: first, single: second } : { ceiling: second, single: first });
+      // Each turn runs the three in another order, so that none is always first after the same one.
+      const order = kinds.map((_, k) => kinds[(k + i) % kinds.length]!);
+      const turn = {} as Turn;
+      for (const kind of order) {
+        turn[kind] = await load(urls[kind], body, 32, TURN_S);
+        // The default process accepts faster than its worker captures: let it catch up before the next
+        // load, or its backlog would run on the cores during the others' turns.
+        if (kind === 'single') await drained(mailroom.databaseUrl);
+      }
+      turns.push(turn);
     }
     const batchBody = JSON.stringify(Array.from({ length: 100 }, () => typical));
     await load(`${mailroom.url}/emails/batch`, batchBody, 8, WARM_UP_S);
@@ -92,6 +117,8 @@ export async function benchApi(): Promise<Figure[]> {
     const single = turns.map((t) => rate(t.single));
     const [low, high] = ratioInterval(single, ceiling);
     const pairs = single.map((value, i) => value / ceiling[i]!);
+    const alone = turns.map((t) => rate(t.apiOnly));
+    const [aloneLow, aloneHigh] = ratioInterval(alone, ceiling);
     return [
       { name: `(a) bare Fastify route, ${body.length} B body, 32 connections`, value: sum(ceiling) / TURNS, unit: 'req/s' },
       { name: '(a) slowest turn', value: Math.min(...ceiling), unit: 'req/s' },
@@ -106,11 +133,16 @@ export async function benchApi(): Promise<Figure[]> {
       { name: '(b) / (a), lowest pair of turns', value: Math.min(...pairs), unit: 'ratio' },
       { name: '(b) / (a), median pair of turns', value: median(pairs), unit: 'ratio' },
       { name: '(b) / (a), highest pair of turns', value: Math.max(...pairs), unit: 'ratio' },
+      { name: "(b') POST /emails to --role api alone, 32 connections", value: sum(alone) / TURNS, unit: 'req/s' },
+      { name: "(b') / (a)", value: sum(alone) / sum(ceiling), unit: 'ratio' },
+      { name: "(b') / (a), 95% interval, low end", value: aloneLow, unit: 'ratio' },
+      { name: "(b') / (a), 95% interval, high end", value: aloneHigh, unit: 'ratio' },
       { name: '(c) POST /emails/batch, 100 emails each, 8 connections', value: (batch.requests.total * 100) / BATCH_S, unit: 'emails/s' },
       { name: '(c) p99 latency per batch', value: batch.latency.p99, unit: 'ms' },
     ];
   } finally {
     bare.stop();
     await mailroom.stop();
+    await apiOnly.stop();
   }
 }

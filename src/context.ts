@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { resolveSecret } from './secret.ts';
 import { createSemaphore, type Semaphore } from './semaphore.ts';
 import { createApiKeyCache, type ApiKeyCache } from './domain/api-key-cache.ts';
+import { createDomainCache, type DomainCache } from './domain/domain-cache.ts';
 import { createIdempotencyState, type IdempotencyState } from './domain/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
 import { createComposer, type Composer } from './delivery/composer.ts';
@@ -28,6 +29,8 @@ export interface Context {
   readonly keyUsage: KeyUsage;
   /** API keys by token hash, as authentication reads them. */
   readonly apiKeys: ApiKeyCache;
+  /** Sending domains by name, as sending reads them. */
+  readonly domains: DomainCache;
   readonly idempotency: IdempotencyState;
   readonly transport: Transport;
   /** The one DNS resolver (DNS_SERVERS): domain verification and MX lookups. */
@@ -80,6 +83,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     log,
     keyUsage: createKeyUsage(writer, clock, log),
     apiKeys: createApiKeyCache(db),
+    domains: createDomainCache(db),
     idempotency: createIdempotencyState(db, clock, log),
     transport: createTransport(config, db, clock, dns),
     dns,

@@ -57,7 +57,9 @@ export function createComposer(threads: number, secret: string): Composer {
     return thread;
   }
 
-  const pool = Array.from({ length: threads }, start);
+  // Started with the first message: an API process (or a worker in capture mode that never sends)
+  // holds no thread it does not use, about 40 MB each.
+  const pool: Thread[] = [];
 
   function fail(thread: Thread, error: Error): void {
     for (const entry of thread.waiting.values()) entry.reject(error);
@@ -68,6 +70,7 @@ export function createComposer(threads: number, secret: string): Composer {
 
   return {
     build(email, attachments, date, domain) {
+      if (pool.length === 0) pool.push(...Array.from({ length: threads }, start));
       const id = sequence++;
       const thread = pool[id % pool.length]!;
       const request: BuildRequest = { id, email, attachments, date: date.getTime(), domain };

@@ -47,7 +47,8 @@ export async function loadAttachments(
 ): Promise<AttachmentRow[]> {
   let total = 0;
   const rows: AttachmentRow[] = [];
-  const deadline = AbortSignal.timeout(REMOTE_TIMEOUT_MS);
+  // Made with the first fetch: most emails have none, and a timer per email costs the hot path.
+  let deadline: AbortSignal | undefined;
   for (const [position, attachment] of attachments.entries()) {
     const field = `attachments[${position}]`;
     const hasContent = hasValue(attachment.content);
@@ -65,6 +66,7 @@ export async function loadAttachments(
       content = decodeContent(attachment.content!, field);
     } else {
       const maxBytes = Math.floor(((MAX_ATTACHMENTS_BASE64 - total) * 3) / 4);
+      deadline ??= AbortSignal.timeout(REMOTE_TIMEOUT_MS);
       const file = await fetchRemoteFile(attachment.path!, `${field}.path`, { allowPrivate, maxBytes, signal: deadline });
       content = file.content;
       // The name in the URL; the type then follows from the name, like that of any attachment.

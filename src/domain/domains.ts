@@ -112,6 +112,7 @@ export async function createDomain(ctx: Context, input: DomainInput) {
     created_at: toTimestamp(ctx.clock.now()),
   };
   if (!(await store.insertDomain(ctx.db, row))) throw alreadyRegistered(name);
+  ctx.domains.clear();
   return toDomain(ctx, row);
 }
 
@@ -138,6 +139,7 @@ export async function listDomains(ctx: Context, page: PageRequest) {
 
 export async function updateDomain(ctx: Context, id: string, input: DomainSettingsInput): Promise<void> {
   if (!(await store.updateDomain(ctx.db, id, settingsOf(input)))) throw notFound('Domain');
+  ctx.domains.clear();
 }
 
 /** DELETE /domains/:id: the domain, its key and its pending checks. */
@@ -147,6 +149,7 @@ export async function deleteDomain(ctx: Context, id: string): Promise<void> {
     return store.deleteDomain(tx, id);
   });
   if (!deleted) throw notFound('Domain');
+  ctx.domains.clear();
 }
 
 /** POST /domains/:id/verify: the records are looked up by a job due now; it answers at once. */
@@ -158,4 +161,5 @@ export async function verifyDomain(ctx: Context, id: string): Promise<void> {
     await store.setVerification(tx, id, restartVerification(row, now));
     await scheduleCheck(ctx, tx, id, now);
   });
+  ctx.domains.clear();
 }

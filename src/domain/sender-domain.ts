@@ -1,7 +1,7 @@
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { ApiKeyRow } from '../store/api-keys.ts';
-import { findDomain, findDomainByName } from '../store/domains.ts';
+import { findDomain } from '../store/domains.ts';
 import { domainOf } from './addresses.ts';
 import { SENDABLE } from './domain-verification.ts';
 
@@ -22,7 +22,7 @@ export async function checkSenderDomain(ctx: Context, fromAddress: string, key: 
     }
   }
   if (!ctx.config.requireVerifiedDomain) return;
-  const domain = await findDomainByName(ctx.db, name);
+  const domain = await ctx.domains.find(name);
   if (!domain || !SENDABLE.has(domain.status)) {
     throw new AppError(
       'forbidden',

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { AppError } from '../errors.ts';
 
 /** A body over this size counts as large. */
@@ -13,15 +13,17 @@ const LARGE_BYTES = 1024 * 1024;
  */
 export function limitLargeBodies(max: number) {
   let inFlight = 0;
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  // A callback hook, not an async one: it runs on every request, and most have small bodies.
+  return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     const length = request.headers['content-length'];
     const large = length === undefined ? request.headers['transfer-encoding'] !== undefined : Number(length) > LARGE_BYTES;
-    if (!large) return;
+    if (!large) return done();
     if (inFlight >= max) {
       void reply.header('retry-after', '1');
-      throw new AppError('rate_limit_exceeded', 'Too many large requests are being processed at once; retry in a moment.');
+      return done(new AppError('rate_limit_exceeded', 'Too many large requests are being processed at once; retry in a moment.'));
     }
     inFlight++;
     reply.raw.once('close', () => inFlight--);
+    done();
   };
 }

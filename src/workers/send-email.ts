@@ -7,7 +7,6 @@ import { domainOf, parseMailbox } from '../domain/addresses.ts';
 import { findEmailWithBody } from '../domain/emails.ts';
 import { recordEvents, type EmailState } from '../domain/events/email-events.ts';
 import { blockedAtSend } from '../domain/topic-rules.ts';
-import { findDomainByName } from '../store/domains.ts';
 import * as emails from '../store/emails.ts';
 import type { EmailRow } from '../store/emails.ts';
 import type { Job } from '../domain/jobs.ts';
@@ -77,7 +76,7 @@ async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<Out
   if (large) await ctx.largeMessages.acquire();
   try {
     const from = parseMailbox(email.from, 'from').address;
-    const domain = await findDomainByName(ctx.db, domainOf(from));
+    const domain = await ctx.domains.find(domainOf(from));
     const attachments = bytes > 0 ? await emails.findAttachments(ctx.db, email.id) : [];
     const raw = await ctx.composer.build(email, attachments, new Date(ctx.clock.now()), domain);
     try {

@@ -28,4 +28,5 @@ export async function verifyDomainTask(ctx: Context, job: Job<'verify-domain'>):
     if (next === 'daily') await scheduleCheck(ctx, tx, domainId, now + RECHECK_VERIFIED_MS);
     if (next === 'restart') await scheduleCheck(ctx, tx, domainId, now + backoffMs(0));
   });
+  ctx.domains.clear();
 }

@@ -1,0 +1,35 @@
+import { performance } from 'node:perf_hooks';
+import type { Db } from '../store/db.ts';
+import { findDomainByName, type DomainRow } from '../store/domains.ts';
+
+export interface DomainCache {
+  /** The domain named `name`, as the database had it at most a second ago; undefined when none. */
+  find(name: string): Promise<DomainRow | undefined>;
+  /** Domains changed in this process are read anew at once. */
+  clear(): void;
+}
+
+const FRESH_MS = 1000;
+const MAX_ENTRIES = 10_000;
+
+/**
+ * Every send reads its sender's domain (the sending rules when accepted; DKIM key, return path and TLS
+ * policy when delivered): a query per email for a row that changes a few times in its life. Found
+ * domains, and the absence of one, are kept for a second; a change made through another process (a
+ * verification by a worker) shows within that second.
+ */
+export function createDomainCache(db: Db): DomainCache {
+  const known = new Map<string, { domain: DomainRow | undefined; until: number }>();
+  return {
+    async find(name) {
+      const now = performance.now();
+      const entry = known.get(name);
+      if (entry && entry.until > now) return entry.domain;
+      const domain = await findDomainByName(db, name);
+      if (known.size >= MAX_ENTRIES) known.clear();
+      known.set(name, { domain, until: now + FRESH_MS });
+      return domain;
+    },
+    clear: () => known.clear(),
+  };
+}
