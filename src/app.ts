@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Context } from './context.ts';
-import { authenticate } from './http/auth.ts';
+import { authenticate, type Access } from './http/auth.ts';
 import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './errors.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
@@ -26,6 +26,20 @@ import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
+
+/** A route as registered, with who may call it. */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  access: Access;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route the app serves (HEAD ones too), read by the authorization test over all routes. */
+    routeTable: RouteEntry[];
+  }
+}
 
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -82,6 +96,11 @@ export async function buildApp(ctx: Context): Promise<App> {
   });
 
   await describeRoutes(app, ctx.config.publicUrl);
+  app.decorate('routeTable', []);
+  app.addHook('onRoute', (route) => {
+    const access = route.config?.access ?? 'full';
+    for (const method of [route.method].flat()) app.routeTable.push({ method, url: route.url, access });
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
