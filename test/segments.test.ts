@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { selectEligibleContacts } from '../src/store/segments.ts';
+import { eligibleRecipients } from '../src/domain/recipients/policy.ts';
 import { dialects, requestJson, startApp, type TestApp } from './harness.ts';
 
 const MISSING = '01a2007a-0000-7000-8000-000000000000';
@@ -101,7 +101,7 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.resend.contacts.segments.list({ contactId: contact })).data!.data, []);
     });
 
-    it('selects the contacts of a segment that may be sent to on a topic (for broadcasts)', async () => {
+    it('selects the contacts of a segment the recipient policy allows on a topic (for broadcasts)', async () => {
       const segment = (await t.resend.segments.create({ name: 'Fan-out' })).data!.id;
       const optIn = (await t.resend.topics.create({ name: 'Default in', defaultSubscription: 'opt_in' })).data!.id;
       const optOut = (await t.resend.topics.create({ name: 'Default out', defaultSubscription: 'opt_out' })).data!.id;
@@ -117,7 +117,7 @@ for (const dialect of dialects) {
       const walk = async (topicId: string | undefined) => {
         const topics = t.ctx.db.selectFrom('topics').select(['id', 'default_subscription']);
         const topic = topicId ? await topics.where('id', '=', topicId).executeTakeFirstOrThrow() : undefined;
-        const rows = await selectEligibleContacts(t.ctx.db, segment, topic).orderBy('segment_contacts.contact_id', 'desc').execute();
+        const rows = await eligibleRecipients(t.ctx.db, MISSING, segment, topic).orderBy('segment_contacts.contact_id', 'desc').execute();
         return rows.map((row) => row.contact_id);
       };
       assert.deepEqual(await walk(undefined), [outBoth, inBoth, plain], 'no topic: everyone but the unsubscribed');

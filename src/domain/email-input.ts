@@ -7,7 +7,7 @@ import { applyTemplate } from './apply-template.ts';
 import { domainOf, formatMailbox, parseMailbox, parseMailboxList, type Mailbox } from './addresses.ts';
 import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
-import { checkTopic } from './topic-rules.ts';
+import { checkTopic } from './recipients/policy.ts';
 import { newEmailRows } from './new-email.ts';
 import { checkSenderDomain, type SenderKey } from './sender-domain.ts';
 

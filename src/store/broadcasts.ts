@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
+import type { Expression } from 'kysely';
 import type { Db, Tx } from './db.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
-import type { BroadcastStatus, BroadcastTable, TopicTable } from './schema.ts';
-import { selectEligibleContacts } from './segments.ts';
+import type { BroadcastStatus, BroadcastTable } from './schema.ts';
 
 export type BroadcastRow = BroadcastTable;
 
@@ -40,20 +39,11 @@ export async function deleteBroadcastIn(tx: Db | Tx, id: string, from: Broadcast
 }
 
 /**
- * Fixes who a broadcast goes to, in one INSERT ... SELECT of the segment's eligible contacts (see
- * selectEligibleContacts): contacts who join the segment later are not in it.
+ * Fixes who a broadcast goes to, in one INSERT ... SELECT of the recipients the policy allows (see
+ * domain/recipients/policy.ts): contacts who join the segment later are not in it.
  */
-export async function snapshotRecipients(
-  tx: Tx,
-  broadcastId: string,
-  segmentId: string,
-  topic: Pick<TopicTable, 'id' | 'default_subscription'> | undefined,
-): Promise<void> {
-  await tx
-    .insertInto('broadcast_recipients')
-    .columns(['contact_id', 'broadcast_id'])
-    .expression(selectEligibleContacts(tx, segmentId, topic).select(sql<string>`cast(${broadcastId} as text)`.as('broadcast_id')))
-    .execute();
+export async function snapshotRecipients(tx: Tx, eligible: Expression<{ contact_id: string; broadcast_id: string }>): Promise<void> {
+  await tx.insertInto('broadcast_recipients').columns(['contact_id', 'broadcast_id']).expression(eligible).execute();
 }
 
 /**

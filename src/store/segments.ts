@@ -1,7 +1,7 @@
 import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
-import type { SegmentContactTable, SegmentTable, TopicTable } from './schema.ts';
+import type { SegmentContactTable, SegmentTable } from './schema.ts';
 
 export type SegmentRow = SegmentTable;
 
@@ -64,25 +64,3 @@ export async function listContactSegments(db: Db, contactId: string, page: PageR
   return selectPage(query, 'segment_contacts.segment_id', page);
 }
 
-/**
- * The ids of the contacts of a segment that may be sent to: not unsubscribed and, given a topic,
- * subscribed to it explicitly or by the topic's default. A query to build on (a broadcast's snapshot).
- */
-export function selectEligibleContacts(
-  db: Db | Tx,
-  segmentId: string,
-  topic: Pick<TopicTable, 'id' | 'default_subscription'> | undefined,
-) {
-  const query = db
-    .selectFrom('segment_contacts')
-    .innerJoin('contacts', 'contacts.id', 'segment_contacts.contact_id')
-    .select('segment_contacts.contact_id')
-    .where('segment_contacts.segment_id', '=', segmentId)
-    .where('contacts.unsubscribed', '=', 0);
-  if (!topic) return query;
-  return query
-    .leftJoin('contact_topics', (join) =>
-      join.onRef('contact_topics.contact_id', '=', 'segment_contacts.contact_id').on('contact_topics.topic_id', '=', topic.id),
-    )
-    .where((eb) => eb.fn.coalesce('contact_topics.subscription', eb.val(topic.default_subscription)), '=', 'opt_in');
-}

@@ -6,6 +6,7 @@ import { sendJob } from '../domain/emails.ts';
 import { wakeAfterCommit, type Job } from '../domain/jobs.ts';
 import type { Value } from '../domain/render-template.ts';
 import { newEmailRows, type NewEmail } from '../domain/new-email.ts';
+import { eligibleRecipients } from '../domain/recipients/policy.ts';
 import { newId } from '../ids.ts';
 import * as broadcasts from '../store/broadcasts.ts';
 import { findPropertiesByKeys } from '../store/contact-properties.ts';
@@ -51,7 +52,7 @@ async function startFanOut(ctx: Context, job: Job<'send-broadcast'>, broadcast: 
       await completeJob(tx, job.id);
       return false;
     }
-    await broadcasts.snapshotRecipients(tx, broadcast.id, broadcast.segment_id, topic);
+    await broadcasts.snapshotRecipients(tx, eligibleRecipients(tx, broadcast.id, broadcast.segment_id, topic));
     return true;
   });
 }

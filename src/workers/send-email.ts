@@ -6,7 +6,7 @@ import { DeliveryError } from '../delivery/smtp-send.ts';
 import { domainOf, parseMailbox } from '../domain/addresses.ts';
 import { findEmailWithBody } from '../domain/emails.ts';
 import { recordEvents, type EmailState } from '../domain/events/email-events.ts';
-import { blockedAtSend } from '../domain/topic-rules.ts';
+import { blockedAtSend } from '../domain/recipients/policy.ts';
 import * as emails from '../store/emails.ts';
 import type { EmailRow } from '../store/emails.ts';
 import type { Job } from '../domain/jobs.ts';

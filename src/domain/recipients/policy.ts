@@ -1,8 +1,19 @@
-import type { Context } from '../context.ts';
-import { invalidField, quoted } from '../errors.ts';
-import { findContactsByEmails } from '../store/contacts.ts';
-import type { EmailTable } from '../store/schema.ts';
-import { findTopic, findTopicSubscriptions, type TopicRow } from '../store/topics.ts';
+// Who may receive an email: the one place that decides, in two forms that must agree. The per-email
+// check judges the addresses of a send (single, batch, and each email again when it goes out); the
+// SQL condition picks a broadcast's recipients from a segment in one statement.
+//
+// The rules: a contact unsubscribed from everything receives no email sent on a topic or as a
+// broadcast. On a topic, a contact receives it if it opted in, or made no choice and the topic's
+// default is opt_in; an address that is no contact receives it only if the default is opt_in.
+import { sql } from 'kysely';
+import type { Context } from '../../context.ts';
+import { invalidField, quoted } from '../../errors.ts';
+import { findContactsByEmails } from '../../store/contacts.ts';
+import type { Db, Tx } from '../../store/db.ts';
+import type { EmailTable, TopicTable } from '../../store/schema.ts';
+import { findTopic, findTopicSubscriptions, type TopicRow } from '../../store/topics.ts';
+
+type Topic = Pick<TopicTable, 'id' | 'default_subscription'>;
 
 export interface TopicCheck {
   topicId: string | null;
@@ -15,13 +26,15 @@ interface Subscriber {
   subscription: string | null;
 }
 
+const UNSUBSCRIBED = 'Not sent: the contact has unsubscribed from all email.';
+
 function blockReason(topic: TopicRow, contact: Subscriber | undefined): string | undefined {
   const name = `topic "${topic.name}" (${topic.id})`;
   if (!contact) {
     if (topic.default_subscription === 'opt_in') return undefined;
     return `Not sent: the address is not a contact, and ${name} is opt-in only (default_subscription: opt_out).`;
   }
-  if (contact.unsubscribed) return 'Not sent: the contact has unsubscribed from all email.';
+  if (contact.unsubscribed) return UNSUBSCRIBED;
   const subscription = contact.subscription ?? topic.default_subscription;
   if (subscription === 'opt_in') return undefined;
   if (contact.subscription) return `Not sent: the contact opted out of ${name}.`;
@@ -29,10 +42,8 @@ function blockReason(topic: TopicRow, contact: Subscriber | undefined): string |
 }
 
 /**
- * The topic rules of a send with `topic_id`: every envelope address (to, cc and bcc) is judged on its
- * own. A contact receives the email if it opted in to the topic, or made no choice and the topic's
- * default is opt_in; one that opted out, or unsubscribed from everything, does not. An address that is
- * no contact receives it only if the default is opt_in. An unknown topic is refused.
+ * The rules of a send with `topic_id`: every envelope address (to, cc and bcc) is judged on its own.
+ * An unknown topic is refused.
  */
 export async function checkTopic(ctx: Context, topicId: string | undefined, recipients: string[]): Promise<TopicCheck> {
   if (topicId === undefined) return { topicId: null, blocked: new Map() };
@@ -71,6 +82,24 @@ export async function blockedAtSend(
   if (email.broadcast_id === null) return new Map();
   const contacts = await findContactsByEmails(ctx.db, recipients.map((address) => address.toLowerCase()));
   const unsubscribed = new Set(contacts.filter((c) => c.unsubscribed).map((c) => c.email));
-  const reason = 'Not sent: the contact has unsubscribed from all email.';
-  return new Map(recipients.filter((address) => unsubscribed.has(address.toLowerCase())).map((address) => [address, reason]));
+  return new Map(recipients.filter((address) => unsubscribed.has(address.toLowerCase())).map((address) => [address, UNSUBSCRIBED]));
+}
+
+/**
+ * The same rules as SQL: the contact ids of a segment that may receive a broadcast (on `topic`, if it
+ * has one), with the broadcast's id beside each, for the fan-out's snapshot.
+ */
+export function eligibleRecipients(db: Db | Tx, broadcastId: string, segmentId: string, topic: Topic | undefined) {
+  const members = db
+    .selectFrom('segment_contacts')
+    .innerJoin('contacts', 'contacts.id', 'segment_contacts.contact_id')
+    .select(['segment_contacts.contact_id', sql<string>`cast(${broadcastId} as text)`.as('broadcast_id')])
+    .where('segment_contacts.segment_id', '=', segmentId)
+    .where('contacts.unsubscribed', '=', 0);
+  if (!topic) return members;
+  return members
+    .leftJoin('contact_topics', (join) =>
+      join.onRef('contact_topics.contact_id', '=', 'segment_contacts.contact_id').on('contact_topics.topic_id', '=', topic.id),
+    )
+    .where((eb) => eb.fn.coalesce('contact_topics.subscription', eb.val(topic.default_subscription)), '=', 'opt_in');
 }

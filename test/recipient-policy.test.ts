@@ -15,7 +15,7 @@ async function delivered(t: TestApp, smtp: TestSmtpServer, id: string) {
 }
 
 for (const dialect of dialects) {
-  describe(`topic rules on send (${dialect})`, () => {
+  describe(`recipient policy: topic rules on send (${dialect})`, () => {
     let smtp: TestSmtpServer;
     let t: TestApp;
     let optOutTopic: string; // contacts must opt in
