@@ -3,6 +3,7 @@
 import { fdatasyncSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
+import { describeError, type ThreadAnswer } from '../threads.ts';
 import { openSqlite, openWal } from './db.ts';
 import type { Rows } from './insert-rows.ts';
 import { WriteLock } from './write-lock.ts';
@@ -13,10 +14,7 @@ export interface InsertRequest {
 }
 
 /** What became of a request: nothing (committed and on disk), or the error that stopped it. */
-export interface InsertAnswer {
-  id: number;
-  error?: { message: string; code?: string };
-}
+type InsertAnswer = ThreadAnswer<void>;
 
 const MAX_GROUP = 500;
 
@@ -64,11 +62,6 @@ function insertRows(rows: Rows): void {
   }
 }
 
-const describe = (error: unknown): InsertAnswer['error'] => {
-  const { message, code } = error as { message?: string; code?: string };
-  return { message: String(message ?? error), code };
-};
-
 const insertGroup = sqlite.transaction((group: InsertRequest[]) => group.forEach(({ rows }) => insertRows(rows)));
 const insertAlone = sqlite.transaction(insertRows);
 
@@ -86,7 +79,7 @@ function writeGroup(group: InsertRequest[]): InsertAnswer[] {
         insertAlone.immediate(rows);
         return { id };
       } catch (error) {
-        return { id, error: describe(error) };
+        return { id, error: describeError(error) };
       }
     });
   }
@@ -117,7 +110,7 @@ async function run(): Promise<void> {
     try {
       fdatasyncSync(wal);
     } catch (error) {
-      answers = group.map(({ id }) => ({ id, error: describe(error) }));
+      answers = group.map(({ id }) => ({ id, error: describeError(error) }));
     }
     parentPort!.postMessage(answers);
   }
