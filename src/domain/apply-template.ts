@@ -1,9 +1,9 @@
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { SendEmailInput } from './email-input.ts';
-import { findPublishedTemplate } from '../store/templates.ts';
+import { findPublishedTemplate, type TemplateVariable } from '../store/templates.ts';
 import { MAX_RENDERED_LENGTH, parseTemplate, renderTemplate, type ParsedTemplate, type Value } from './render-template.ts';
-import { checkVariableKey, checkVariableValue, type TemplateVariable } from './template-variables.ts';
+import { checkVariableKey, checkVariableValue } from './template-variables.ts';
 
 /** A send payload with its template applied, and the id of that template. */
 export interface TemplatedInput {
@@ -49,7 +49,7 @@ export async function applyTemplate(
   const version = found.version;
   if (!version) throw new AppError('validation_error', `Template \`${template.id}\` is not published; publish it before sending with it.`);
 
-  const declared = new Map((JSON.parse(version.variables) as TemplateVariable[]).map((v) => [v.key, v]));
+  const declared = new Map(version.variables.map((v) => [v.key, v]));
   const values = supplied(template.variables ?? {}, declared);
   const lookup = (name: string) => values.get(name) ?? declared.get(name)?.fallback_value ?? undefined;
 
@@ -69,7 +69,7 @@ export async function applyTemplate(
       ...input,
       from: input.from ?? version.from ?? undefined,
       subject: subject ? render(subject, lookup, false) : input.subject,
-      reply_to: input.reply_to ?? (version.reply_to === null ? undefined : (JSON.parse(version.reply_to) as string[])),
+      reply_to: input.reply_to ?? version.reply_to ?? undefined,
       html: render(html, lookup, true),
       text: text && render(text, lookup, false),
     },

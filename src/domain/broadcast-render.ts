@@ -90,7 +90,7 @@ export async function loadParsedBroadcast(ctx: Context, id: string): Promise<Par
   if (cached) return cached;
   const row = await findBroadcast(ctx.db, id);
   if (!row) return undefined;
-  const fallbacks: Record<string, Value> = row.property_fallbacks ? JSON.parse(row.property_fallbacks) : {};
+  const fallbacks = row.property_fallbacks ?? {};
   const parse = (source: string, html: boolean) => withPropertyFallbacks(parseTemplate(source), fallbacks, html);
   const html = row.html === null ? null : parse(withPreviewText(row.html, row.preview_text), true);
   const text: ParsedBroadcast['text'] = row.text === null ? null : row.text === '' ? '' : parse(row.text, false);

@@ -66,12 +66,10 @@ export async function createBroadcast(ctx: Context, input: CreateBroadcastInput)
   return { id: row.id };
 }
 
-const toList = (json: string | null): string[] | null => (json === null ? null : JSON.parse(json));
-
 /** Resend's broadcast object; `audience_id` is the legacy name of `segment_id`. */
 export async function getBroadcast(ctx: Context, id: string) {
   const { property_fallbacks: _, fanout_cursor: __, ...row } = await findOrThrow(ctx, id);
-  return { object: 'broadcast' as const, ...row, audience_id: row.segment_id, reply_to: toList(row.reply_to) };
+  return { object: 'broadcast' as const, ...row, audience_id: row.segment_id };
 }
 
 /** GET /broadcasts: list rows without the content. */

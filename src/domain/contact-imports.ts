@@ -7,7 +7,7 @@ import * as store from '../store/contact-imports.ts';
 import { findPropertiesByKeys } from '../store/contact-properties.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import { checkSegmentRefs, checkTopicRefs, type SegmentRef, type TopicRef } from './contact-input.ts';
-import { planColumns, type ColumnMap, type ImportPlan } from './import-rows.ts';
+import { planColumns, type ColumnMap } from './import-rows.ts';
 import { enqueue, jobKey } from './jobs.ts';
 
 /** Resend's limit on the CSV of one import. */
@@ -48,7 +48,7 @@ export async function createImport(ctx: Context, input: ImportInput): Promise<{ 
   if (onConflict !== 'upsert' && onConflict !== 'skip') throw invalidField('on_conflict', 'must be "upsert" or "skip".');
   const header = readHeader(input.file);
   const map = input.column_map ?? {};
-  const plan: ImportPlan = {
+  const plan: store.ImportPlan = {
     on_conflict: onConflict,
     ...planColumns(header, map, await findPropertiesByKeys(ctx.db, Object.keys(map.properties ?? {}))),
     segments: await checkSegmentRefs(ctx, input.segments ?? [], 'segments'),
@@ -57,7 +57,7 @@ export async function createImport(ctx: Context, input: ImportInput): Promise<{ 
   const row: store.ImportRow = {
     id: newId(),
     status: 'queued',
-    plan: JSON.stringify(plan),
+    plan,
     processed: 0,
     created: 0,
     updated: 0,
@@ -77,7 +77,7 @@ export async function createImport(ctx: Context, input: ImportInput): Promise<{ 
 }
 
 /** Resend's contact import object: `total` counts the data rows read so far. */
-function toImport(row: store.ImportRow) {
+function toImport(row: Omit<store.ImportRow, 'plan'>) {
   return {
     object: 'contact_import' as const,
     id: row.id,

@@ -41,10 +41,10 @@ export async function findContactOrThrow(ctx: Context, idOrEmail: string): Promi
 export async function checkPropertyValues(
   ctx: Context,
   input: PropertyInput | undefined,
-): Promise<{ set: { property_id: string; value: string }[]; unset: string[] }> {
+): Promise<{ set: Omit<contacts.PropertyValueRow, 'contact_id'>[]; unset: string[] }> {
   const entries = Object.entries(input ?? {});
   const definitions = new Map((await findPropertiesByKeys(ctx.db, entries.map(([key]) => key))).map((p) => [p.key, p]));
-  const set: { property_id: string; value: string }[] = [];
+  const set: Omit<contacts.PropertyValueRow, 'contact_id'>[] = [];
   const unset: string[] = [];
   for (const [key, value] of entries) {
     const definition = definitions.get(key);
@@ -55,7 +55,7 @@ export async function checkPropertyValues(
     else if (typeof value !== definition.type) {
       throw invalidField(`properties.${key}`, `expected a ${definition.type}, as the property is defined.`);
     }
-    else set.push({ property_id: definition.id, value: JSON.stringify(value) });
+    else set.push({ property_id: definition.id, value });
   }
   return { set, unset };
 }

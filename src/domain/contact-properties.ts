@@ -14,15 +14,10 @@ export interface ContactPropertyInput {
 // As Resend: letters, digits and underscores, at most 50, case-sensitive.
 const KEY = /^[A-Za-z0-9_]{1,50}$/;
 
-function checkFallback(type: string, value: string | number | null | undefined): string | null {
+function checkFallback(type: string, value: store.PropertyValue | null | undefined): store.PropertyValue | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== type) throw invalidField('fallback_value', `expected a ${type}, the type of the property.`);
-  return JSON.stringify(value);
-}
-
-/** Resend's contact property object; the fallback is stored as JSON to keep its type. */
-export function toProperty(row: store.ContactPropertyRow) {
-  return { ...row, fallback_value: row.fallback_value === null ? null : (JSON.parse(row.fallback_value) as string | number) };
+  return value;
 }
 
 async function findPropertyOrThrow(ctx: Context, id: string): Promise<store.ContactPropertyRow> {
@@ -49,12 +44,12 @@ export async function createProperty(ctx: Context, input: ContactPropertyInput):
 }
 
 export async function getProperty(ctx: Context, id: string) {
-  return { object: 'contact_property' as const, ...toProperty(await findPropertyOrThrow(ctx, id)) };
+  return { object: 'contact_property' as const, ...(await findPropertyOrThrow(ctx, id)) };
 }
 
 export async function listProperties(ctx: Context, page: PageRequest) {
   const result = await store.listProperties(ctx.db, page);
-  return { has_more: result.has_more, data: result.data.map(toProperty) };
+  return { has_more: result.has_more, data: result.data };
 }
 
 /** PATCH /contact-properties/:id: only the fallback changes; key and type are fixed. */

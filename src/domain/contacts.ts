@@ -89,7 +89,7 @@ async function findScopedContact(ctx: Context, idOrEmail: string, segmentId: str
 export async function getContact(ctx: Context, idOrEmail: string, segmentId?: string) {
   const contact = await findScopedContact(ctx, idOrEmail, segmentId);
   const values = await contacts.findPropertyValues(ctx.db, contact.id);
-  const properties = Object.fromEntries(values.map((v) => [v.key, { value: JSON.parse(v.value) as string | number, type: v.type }]));
+  const properties = Object.fromEntries(values.map((v) => [v.key, { value: v.value, type: v.type }]));
   return { object: 'contact' as const, ...toContactItem(contact), properties };
 }
 

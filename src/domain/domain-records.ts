@@ -1,9 +1,7 @@
-import type { DomainRow } from '../store/domains.ts';
+import type { DomainRow, RecordKey, RecordStatuses } from '../store/domains.ts';
 
 // The DNS records a domain publishes for Mailroom, in Resend's shape. Names are relative to the
 // domain, as Resend writes them (`send`, `mailroom._domainkey`).
-
-export type RecordKey = 'spf_mx' | 'spf_txt' | 'dkim' | 'dmarc';
 
 export interface DnsRecord {
   key: RecordKey;
@@ -17,8 +15,6 @@ export interface DnsRecord {
   /** Whether the domain's verification waits for it; DMARC is a recommendation. */
   required: boolean;
 }
-
-export type RecordStatuses = Record<RecordKey, string>;
 
 type RecordSource = Pick<DomainRow, 'name' | 'custom_return_path' | 'dkim_selector' | 'dkim_public_key'>;
 
@@ -45,13 +41,12 @@ export function allRecords(status: string): RecordStatuses {
 
 /** The records as the API shows them: `{record, name, type, ttl, status, value, priority?}`. */
 export function recordsOf(domain: RecordSource & Pick<DomainRow, 'record_statuses'>, mailHostname: string) {
-  const statuses: RecordStatuses = JSON.parse(domain.record_statuses);
   return domainRecords(domain, mailHostname).map((r) => ({
     record: r.record,
     name: r.name,
     type: r.type,
     ttl: 'Auto',
-    status: statuses[r.key],
+    status: domain.record_statuses[r.key],
     value: r.value,
     ...(r.priority === undefined ? {} : { priority: r.priority }),
   }));

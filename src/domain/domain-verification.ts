@@ -1,9 +1,9 @@
 import type { Resolver } from 'node:dns/promises';
 import { isAbsent, lookupTxt } from '../dns.ts';
 import type { Context } from '../context.ts';
-import type { DomainRow, Verification } from '../store/domains.ts';
+import type { DomainRow, RecordKey, RecordStatuses, Verification } from '../store/domains.ts';
 import type { Tx } from '../store/db.ts';
-import type { DnsRecord, RecordKey, RecordStatuses } from './domain-records.ts';
+import type { DnsRecord } from './domain-records.ts';
 import { jobKey, replace } from './jobs.ts';
 
 // Resend's statuses. A domain is `not_started` until its first verify call, then `pending` (no
@@ -81,7 +81,7 @@ export function assessVerification(
 
   const verification = {
     status,
-    record_statuses: JSON.stringify(statuses),
+    record_statuses: statuses,
     verify_started_at: complete || expired ? null : windowStart,
   };
   return { verification, next };
@@ -94,10 +94,11 @@ export function assessVerification(
 export function restartVerification(domain: Pick<DomainRow, 'status' | 'record_statuses' | 'verify_started_at'>, now: number): Verification {
   const { status: current, record_statuses, verify_started_at } = domain;
   if (SENDABLE.has(current)) return { status: current, record_statuses, verify_started_at };
-  const statuses: RecordStatuses = JSON.parse(record_statuses);
+  // A copy: the row's own statuses stay as read.
+  const statuses = { ...record_statuses };
   for (const key of Object.keys(statuses) as RecordKey[]) {
     if (statuses[key] !== 'verified') statuses[key] = 'pending';
   }
   const status = current === 'partially_verified' ? 'partially_verified' : 'pending';
-  return { status, record_statuses: JSON.stringify(statuses), verify_started_at: now };
+  return { status, record_statuses: statuses, verify_started_at: now };
 }

@@ -95,7 +95,7 @@ export async function createDomain(ctx: Context, input: DomainInput) {
     id,
     name,
     status: 'not_started',
-    record_statuses: JSON.stringify(allRecords('not_started')),
+    record_statuses: allRecords('not_started'),
     verify_started_at: null,
     region,
     custom_return_path: returnPath,

@@ -38,7 +38,7 @@ function replay<R>(request: IdempotentRequest, row: IdempotencyKeyRow): R {
       'Same idempotency key used with a different request payload. Use a new key for a different request.',
     );
   }
-  return JSON.parse(row.response) as R;
+  return row.response as R;
 }
 
 /**
@@ -66,7 +66,7 @@ export async function runIdempotent<R>(
     const record = (response: R): IdempotencyKeyRow => ({
       ...stored,
       request_hash: request.requestHash,
-      response: JSON.stringify(response),
+      response,
       expires_at: ctx.clock.now() + IDEMPOTENCY_TTL_MS,
     });
     try {

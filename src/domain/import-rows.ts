@@ -1,8 +1,9 @@
 import { invalidField, quoted } from '../errors.ts';
 import { newId } from '../ids.ts';
-import type { ContactPropertyRow } from '../store/contact-properties.ts';
-import type { ContactRow } from '../store/contacts.ts';
-import type { ContactPropertyValueTable, ContactTopicTable, SegmentContactTable } from '../store/schema.ts';
+import type { ImportPlan } from '../store/contact-imports.ts';
+import type { ContactPropertyRow, PropertyValue } from '../store/contact-properties.ts';
+import type { ContactRow, PropertyValueRow } from '../store/contacts.ts';
+import type { ContactTopicTable, SegmentContactTable } from '../store/schema.ts';
 import { normalizeAddress } from './addresses.ts';
 
 // How the rows of a contact import's CSV become contacts. Pure rules: the worker streams the CSV and
@@ -17,22 +18,13 @@ export interface ColumnMap {
   properties?: Record<string, { column: string; type?: string }>;
 }
 
-/** Everything the worker needs, stored with the import: column indexes, segments and topics to apply. */
-export interface ImportPlan {
-  on_conflict: 'upsert' | 'skip';
-  columns: { email: number; first_name?: number; last_name?: number; unsubscribed?: number };
-  properties: { id: string; type: 'string' | 'number'; column: number }[];
-  segments: string[];
-  topics: Omit<ContactTopicTable, 'contact_id'>[];
-}
-
-/** One CSV record read as a contact; absent fields had empty cells. Values are JSON, as stored. */
+/** One CSV record read as a contact; absent fields had empty cells. Values are of their property's type. */
 export interface ImportRow {
   email: string;
   first_name?: string;
   last_name?: string;
   unsubscribed?: boolean;
-  values: { property_id: string; value: string }[];
+  values: { property_id: string; value: PropertyValue }[];
 }
 
 const FIELDS = ['email', 'first_name', 'last_name', 'unsubscribed'] as const;
@@ -96,14 +88,14 @@ export function readRow(record: string[], plan: ImportPlan): ImportRow | undefin
     const value = cell(property.column);
     if (value === undefined) continue;
     if (property.type === 'number' && !NUMBER.test(value)) return undefined;
-    row.values.push({ property_id: property.id, value: JSON.stringify(property.type === 'number' ? Number(value) : value) });
+    row.values.push({ property_id: property.id, value: property.type === 'number' ? Number(value) : value });
   }
   return row;
 }
 
 export interface ChunkWrite {
   contacts: ContactRow[];
-  values: ContactPropertyValueTable[];
+  values: PropertyValueRow[];
   memberships: SegmentContactTable[];
   subscriptions: ContactTopicTable[];
   counts: { created: number; updated: number; skipped: number };
@@ -117,7 +109,7 @@ export interface ChunkWrite {
  */
 export function mergeRows(rows: ImportRow[], existing: ContactRow[], plan: ImportPlan, createdAt: string): ChunkWrite {
   const stored = new Map(existing.map((contact) => [contact.email, contact]));
-  const written = new Map<string, { contact: ContactRow; values: Map<string, string> }>();
+  const written = new Map<string, { contact: ContactRow; values: Map<string, PropertyValue> }>();
   const counts = { created: 0, updated: 0, skipped: 0 };
   for (const row of rows) {
     const earlier = written.get(row.email);

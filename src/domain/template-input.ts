@@ -3,7 +3,7 @@ import { isUuid } from '../ids.ts';
 import type { VersionRow } from '../store/templates.ts';
 import { formatMailbox, parseMailbox, parseMailboxList } from './addresses.ts';
 import { MAX_PLACEHOLDERS, parseTemplate } from './render-template.ts';
-import { declareVariables, type TemplateVariable, type VariableInput } from './template-variables.ts';
+import { declareVariables, type VariableInput } from './template-variables.ts';
 
 /** The body of POST /templates and PATCH /templates/:id; null clears an optional field on update. */
 export interface TemplateInput {
@@ -53,14 +53,14 @@ export function checkPlaceholders(source: string, field: string): string {
   return source;
 }
 
-/** Reply-to addresses, checked, as the JSON array a template version or a broadcast stores; null for none. */
-export function checkReplyTo(value: string | string[]): string | null {
+/** Reply-to addresses, checked, as a template version or a broadcast keeps them; null for none. */
+export function checkReplyTo(value: string | string[]): string[] | null {
   const list = parseMailboxList(value, 'reply_to');
-  return list.length === 0 ? null : JSON.stringify(list.map(formatMailbox));
+  return list.length === 0 ? null : list.map(formatMailbox);
 }
 
 /** An optional field: absent keeps the old value, null clears it, anything else is checked. */
-function pick<T>(value: T | null | undefined, check: (value: T) => string | null, old: string | null | undefined): string | null {
+function pick<T, R>(value: T | null | undefined, check: (value: T) => R | null, old: R | null | undefined): R | null {
   if (value === undefined) return old ?? null;
   return value === null ? null : check(value);
 }
@@ -71,13 +71,13 @@ function pick<T>(value: T | null | undefined, check: (value: T) => string | null
  */
 export function versionContent(input: TemplateInput, base: VersionRow | undefined, now: string): VersionContent {
   if (input.html !== undefined && input.html.trim() === '') throw invalidField('html', 'must not be empty.');
-  const previous: TemplateVariable[] = base ? JSON.parse(base.variables) : [];
+  const previous = base?.variables ?? [];
   return {
     from: pick(input.from, (from) => formatMailbox(parseMailbox(from, 'from')), base?.from),
     subject: pick(input.subject, (subject) => checkPlaceholders(subject, 'subject'), base?.subject),
     reply_to: pick(input.reply_to, checkReplyTo, base?.reply_to),
     html: input.html === undefined ? base!.html : checkPlaceholders(input.html, 'html'),
     text: pick(input.text, (text) => checkPlaceholders(text, 'text'), base?.text),
-    variables: JSON.stringify(input.variables ? declareVariables(input.variables, previous, now) : previous),
+    variables: input.variables ? declareVariables(input.variables, previous, now) : previous,
   };
 }

@@ -1,5 +1,6 @@
 import { invalidField, quoted } from '../errors.ts';
 import { newId } from '../ids.ts';
+import type { TemplateVariable } from '../store/templates.ts';
 import type { Value } from './render-template.ts';
 
 export const MAX_VARIABLES = 50;
@@ -9,16 +10,6 @@ const KEY = /^[A-Za-z0-9_]{1,50}$/;
 const RESERVED = new Set(['FIRST_NAME', 'LAST_NAME', 'EMAIL', 'UNSUBSCRIBE_URL', 'contact', 'this']);
 
 export type VariableType = 'string' | 'number';
-
-/** A declared variable, as stored in a template version and shown by GET /templates/:id. */
-export interface TemplateVariable {
-  id: string;
-  key: string;
-  type: VariableType;
-  fallback_value: Value | null;
-  created_at: string;
-  updated_at: string;
-}
 
 export interface VariableInput {
   key: string;

@@ -6,7 +6,7 @@ import { isUniqueViolation, type Tx } from '../store/db.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import * as store from '../store/templates.ts';
 import { changesContent, checkAlias, checkName, versionContent, type TemplateInput } from './template-input.ts';
-import { declareVariables, type TemplateVariable } from './template-variables.ts';
+import { declareVariables } from './template-variables.ts';
 
 const status = (template: Pick<store.TemplateRow, 'published_version_id'>) =>
   template.published_version_id === null ? ('draft' as const) : ('published' as const);
@@ -58,10 +58,10 @@ export async function getTemplate(ctx: Context, idOrAlias: string) {
     published_at: template.published_at,
     from: version.from,
     subject: version.subject,
-    reply_to: version.reply_to === null ? null : (JSON.parse(version.reply_to) as string[]),
+    reply_to: version.reply_to,
     html: version.html,
     text: version.text,
-    variables: JSON.parse(version.variables) as TemplateVariable[],
+    variables: version.variables,
     has_unpublished_versions: template.published_version_id !== null && template.published_version_id !== template.current_version_id,
   };
 }
@@ -124,11 +124,11 @@ export async function duplicateTemplate(ctx: Context, idOrAlias: string): Promis
     const source = await store.findTemplate(tx, idOrAlias);
     if (!source) throw notFound('Template');
     const { id: _, template_id: __, ...content } = (await store.findVersion(tx, source.current_version_id))!;
-    const variables = declareVariables(JSON.parse(content.variables), [], now);
+    const variables = declareVariables(content.variables, [], now);
     await store.insertTemplate(
       tx,
       { id, alias: null, name: `${source.name} (copy)`, current_version_id: versionId, published_version_id: null, published_at: null, created_at: now, updated_at: now },
-      { ...content, id: versionId, template_id: id, variables: JSON.stringify(variables), created_at: now },
+      { ...content, id: versionId, template_id: id, variables, created_at: now },
     );
   });
   return { id };

@@ -1,16 +1,38 @@
 import type { Expression } from 'kysely';
+import type { PropertyValue } from './contact-properties.ts';
 import type { Db, Tx } from './db.ts';
+import { json, parsed } from './json.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { BroadcastStatus, BroadcastTable } from './schema.ts';
 
-export type BroadcastRow = BroadcastTable;
+type JsonColumns = 'reply_to' | 'property_fallbacks';
+const JSON_COLUMNS = ['reply_to', 'property_fallbacks'] as const;
+
+/** A broadcast as the code uses it: its JSON columns parsed. The table keeps them as text; this module alone converts. */
+export interface BroadcastRow extends Omit<BroadcastTable, JsonColumns> {
+  reply_to: string[] | null;
+  /** The fallbacks of the contact properties the content uses, by key: fixed when the fan-out starts. */
+  property_fallbacks: Record<string, PropertyValue> | null;
+}
+
+/** Whichever JSON columns `row` has (an update may change some only), as the table keeps them. */
+function toTable<T extends Partial<BroadcastRow>>(row: T) {
+  const out: Record<string, unknown> = { ...row };
+  for (const column of JSON_COLUMNS) if (row[column] !== undefined) out[column] = json(row[column]);
+  return out as Omit<T, JsonColumns> & Pick<BroadcastTable, Extract<keyof T, JsonColumns>>;
+}
+
+function fromTable(row: BroadcastTable): BroadcastRow {
+  return { ...row, reply_to: parsed(row.reply_to), property_fallbacks: parsed(row.property_fallbacks) };
+}
 
 export async function insertBroadcast(tx: Db | Tx, row: BroadcastRow): Promise<void> {
-  await tx.insertInto('broadcasts').values(row).execute();
+  await tx.insertInto('broadcasts').values(toTable(row)).execute();
 }
 
 export async function findBroadcast(db: Db | Tx, id: string): Promise<BroadcastRow | undefined> {
-  return db.selectFrom('broadcasts').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('broadcasts').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && fromTable(row);
 }
 
 export async function listBroadcasts(db: Db, page: PageRequest) {
@@ -28,7 +50,7 @@ export async function updateBroadcastIn(
   from: BroadcastStatus[],
   changes: Partial<Omit<BroadcastRow, 'id' | 'created_at'>>,
 ): Promise<boolean> {
-  const result = await tx.updateTable('broadcasts').set(changes).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+  const result = await tx.updateTable('broadcasts').set(toTable(changes)).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
@@ -63,13 +85,14 @@ export async function readRecipients(db: Db, broadcastId: string, cursor: string
 /** These contacts' values of the properties named by `keys`. */
 export async function findPropertyValuesOf(db: Db, contactIds: string[], keys: string[]) {
   if (contactIds.length === 0 || keys.length === 0) return [];
-  return db
+  const rows = await db
     .selectFrom('contact_property_values as v')
     .innerJoin('contact_properties as p', 'p.id', 'v.property_id')
     .select(['v.contact_id', 'p.key', 'v.value'])
     .where('p.key', 'in', keys)
     .where('v.contact_id', 'in', contactIds)
     .execute();
+  return rows.map(({ contact_id, key, value }) => ({ contact_id, key, value: JSON.parse(value) as PropertyValue }));
 }
 
 /** The snapshot is only the fan-out's work list: once every email is written it goes. */

@@ -1,13 +1,29 @@
 import type { Db, Tx } from './db.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
-import type { ContactImportTable } from './schema.ts';
+import type { ContactImportTable, ContactTopicTable } from './schema.ts';
 
-export type ImportRow = ContactImportTable;
+/** Everything the worker needs, stored with the import: column indexes, segments and topics to apply. */
+export interface ImportPlan {
+  on_conflict: 'upsert' | 'skip';
+  columns: { email: number; first_name?: number; last_name?: number; unsubscribed?: number };
+  properties: { id: string; type: 'string' | 'number'; column: number }[];
+  segments: string[];
+  topics: Omit<ContactTopicTable, 'contact_id'>[];
+}
+
+/** An import as the code uses it, its plan parsed: the table keeps it as JSON text; this module alone converts. */
+export interface ImportRow extends Omit<ContactImportTable, 'plan'> {
+  plan: ImportPlan;
+}
+
 export type ImportCounts = Pick<ImportRow, 'processed' | 'created' | 'updated' | 'skipped' | 'failed'>;
+
+// Lists show imports without their plans.
+const LIST_COLUMNS = ['id', 'status', 'processed', 'created', 'updated', 'skipped', 'failed', 'error', 'created_at', 'completed_at'] as const;
 
 /** Stores an import with its CSV, in pieces, in the caller's transaction. */
 export async function insertImport(tx: Tx, row: ImportRow, chunks: Buffer[]): Promise<void> {
-  await tx.insertInto('contact_imports').values(row).execute();
+  await tx.insertInto('contact_imports').values({ ...row, plan: JSON.stringify(row.plan) }).execute();
   // A piece is a megabyte: one row per statement.
   for (const [position, content] of chunks.entries()) {
     await tx.insertInto('contact_import_chunks').values({ import_id: row.id, position, content }).execute();
@@ -15,11 +31,12 @@ export async function insertImport(tx: Tx, row: ImportRow, chunks: Buffer[]): Pr
 }
 
 export async function findImport(db: Db, id: string): Promise<ImportRow | undefined> {
-  return db.selectFrom('contact_imports').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('contact_imports').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && { ...row, plan: JSON.parse(row.plan) as ImportPlan };
 }
 
 export async function listImports(db: Db, status: ImportRow['status'] | undefined, page: PageRequest) {
-  let query = db.selectFrom('contact_imports').selectAll();
+  let query = db.selectFrom('contact_imports').select(LIST_COLUMNS);
   if (status !== undefined) query = query.where('status', '=', status);
   return selectPage(query, 'id', page);
 }

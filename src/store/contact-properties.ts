@@ -1,34 +1,48 @@
 import type { Db } from './db.ts';
-import { selectPage, type PageRequest } from './paginate.ts';
+import { json, parsed } from './json.ts';
+import { mapPage, selectPage, type PageRequest } from './paginate.ts';
 import type { ContactPropertyTable } from './schema.ts';
 
-export type ContactPropertyRow = ContactPropertyTable;
+/** A contact's value of a property, or a property's fallback: a string or a number, as its type says. */
+export type PropertyValue = string | number;
+
+/**
+ * A property definition as the code uses it, its fallback parsed. The table keeps the fallback as JSON
+ * text, so that it keeps its type; this module alone converts.
+ */
+export interface ContactPropertyRow extends Omit<ContactPropertyTable, 'fallback_value'> {
+  fallback_value: PropertyValue | null;
+}
+
+const fromTable = (row: ContactPropertyTable): ContactPropertyRow => ({ ...row, fallback_value: parsed(row.fallback_value) });
 
 /** Inserts a property definition unless its key is taken; false when it was. */
 export async function insertProperty(db: Db, row: ContactPropertyRow): Promise<boolean> {
   const result = await db
     .insertInto('contact_properties')
-    .values(row)
+    .values({ ...row, fallback_value: json(row.fallback_value) })
     .onConflict((oc) => oc.column('key').doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
 export async function findProperty(db: Db, id: string): Promise<ContactPropertyRow | undefined> {
-  return db.selectFrom('contact_properties').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('contact_properties').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && fromTable(row);
 }
 
 export async function findPropertiesByKeys(db: Db, keys: string[]): Promise<ContactPropertyRow[]> {
   if (keys.length === 0) return [];
-  return db.selectFrom('contact_properties').selectAll().where('key', 'in', keys).execute();
+  const rows = await db.selectFrom('contact_properties').selectAll().where('key', 'in', keys).execute();
+  return rows.map(fromTable);
 }
 
 export async function listProperties(db: Db, page: PageRequest) {
-  return selectPage(db.selectFrom('contact_properties').selectAll(), 'id', page);
+  return mapPage(await selectPage(db.selectFrom('contact_properties').selectAll(), 'id', page), fromTable);
 }
 
-export async function setFallbackValue(db: Db, id: string, fallbackValue: string | null): Promise<void> {
-  await db.updateTable('contact_properties').set({ fallback_value: fallbackValue }).where('id', '=', id).execute();
+export async function setFallbackValue(db: Db, id: string, fallbackValue: PropertyValue | null): Promise<void> {
+  await db.updateTable('contact_properties').set({ fallback_value: json(fallbackValue) }).where('id', '=', id).execute();
 }
 
 /** Deletes a property and every contact's value for it (cascade). */

@@ -1,9 +1,15 @@
+import type { PropertyValue } from './contact-properties.ts';
 import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { ContactPropertyValueTable, ContactTable } from './schema.ts';
 
 export type ContactRow = ContactTable;
+
+/** A contact's value of a property, parsed: the table keeps it as JSON text, so that it keeps its type. */
+export interface PropertyValueRow extends Omit<ContactPropertyValueTable, 'value'> {
+  value: PropertyValue;
+}
 
 const COLUMNS = ['id', 'email', 'first_name', 'last_name', 'created_at', 'unsubscribed'] as const;
 
@@ -69,16 +75,19 @@ export async function listSegmentContacts(db: Db, segmentId: string, page: PageR
 
 /** A contact's property values with the key and type of their definitions. */
 export async function findPropertyValues(db: Db, contactId: string) {
-  return db
+  const rows = await db
     .selectFrom('contact_property_values')
     .innerJoin('contact_properties', 'contact_properties.id', 'contact_property_values.property_id')
     .select(['contact_properties.key', 'contact_properties.type', 'contact_property_values.value'])
     .where('contact_property_values.contact_id', '=', contactId)
     .orderBy('contact_properties.key')
     .execute();
+  return rows.map(({ key, type, value }) => ({ key, type, value: JSON.parse(value) as PropertyValue }));
 }
 
-export async function setPropertyValues(tx: Tx, rows: ContactPropertyValueTable[]): Promise<void> {
+/** Sets contacts' property values, replacing those they had; an import sets thousands at once, each made text once, here. */
+export async function setPropertyValues(tx: Tx, values: PropertyValueRow[]): Promise<void> {
+  const rows = values.map(({ contact_id, property_id, value }) => ({ contact_id, property_id, value: JSON.stringify(value) }));
   await insertRows(tx, 'contact_property_values', rows, (query) =>
     query.onConflict((oc) => oc.columns(['contact_id', 'property_id']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') }))),
   );

@@ -2,7 +2,15 @@ import type { Db, Tx } from './db.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { DomainTable } from './schema.ts';
 
-export type DomainRow = DomainTable;
+/** The DNS records a domain publishes for Mailroom (domain/domain-records.ts writes them out). */
+export type RecordKey = 'spf_mx' | 'spf_txt' | 'dkim' | 'dmarc';
+
+export type RecordStatuses = Record<RecordKey, string>;
+
+/** A domain as the code uses it, its record statuses parsed: the table keeps them as JSON text; this module alone converts. */
+export interface DomainRow extends Omit<DomainTable, 'record_statuses'> {
+  record_statuses: RecordStatuses;
+}
 
 /** The columns a domain's verification changes. */
 export type Verification = Pick<DomainRow, 'status' | 'record_statuses' | 'verify_started_at'>;
@@ -10,19 +18,30 @@ export type Verification = Pick<DomainRow, 'status' | 'record_statuses' | 'verif
 /** The settings PATCH /domains/:id may change. */
 export type DomainSettings = Partial<Pick<DomainRow, 'open_tracking' | 'click_tracking' | 'tracking_subdomain' | 'tls' | 'sending' | 'receiving'>>;
 
+/** The statuses as their column keeps them; the verify job quotes this text when it retries. */
+export const recordStatusesText = (statuses: RecordStatuses): string => JSON.stringify(statuses);
+
+const fromTable = (row: DomainTable): DomainRow => ({ ...row, record_statuses: JSON.parse(row.record_statuses) as RecordStatuses });
+
 /** Inserts a domain; false when one with that name exists already. */
 export async function insertDomain(db: Db, row: DomainRow): Promise<boolean> {
-  const result = await db.insertInto('domains').values(row).onConflict((oc) => oc.column('name').doNothing()).executeTakeFirst();
+  const result = await db
+    .insertInto('domains')
+    .values({ ...row, record_statuses: recordStatusesText(row.record_statuses) })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .executeTakeFirst();
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
 export async function findDomain(db: Db | Tx, id: string): Promise<DomainRow | undefined> {
-  return db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && fromTable(row);
 }
 
 /** The domain registered under `name` (lower-case ASCII), if any. */
 export async function findDomainByName(db: Db, name: string): Promise<DomainRow | undefined> {
-  return db.selectFrom('domains').selectAll().where('name', '=', name).executeTakeFirst();
+  const row = await db.selectFrom('domains').selectAll().where('name', '=', name).executeTakeFirst();
+  return row && fromTable(row);
 }
 
 export async function listDomains(db: Db, page: PageRequest) {
@@ -38,7 +57,8 @@ export async function updateDomain(db: Db, id: string, settings: DomainSettings)
 }
 
 export async function setVerification(tx: Db | Tx, id: string, verification: Verification): Promise<void> {
-  await tx.updateTable('domains').set(verification).where('id', '=', id).execute();
+  const changes = { ...verification, record_statuses: recordStatusesText(verification.record_statuses) };
+  await tx.updateTable('domains').set(changes).where('id', '=', id).execute();
 }
 
 export async function deleteDomain(tx: Tx, id: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
+import { json, parsed } from './json.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { Rows } from './insert-rows.ts';
 import type { EmailAttachmentTable, EmailContentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
@@ -40,9 +41,6 @@ export interface EmailRows {
   /** Events known at acceptance: a recipient the email's topic does not allow has failed already. */
   events: EventRow[];
 }
-
-const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
-const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
 function toTable({ html: _, text: __, ...email }: EmailRow): EmailTable {
   return {

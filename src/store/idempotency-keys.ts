@@ -1,7 +1,11 @@
 import type { Db, Tx } from './db.ts';
 import type { IdempotencyKeyTable } from './schema.ts';
 
-export type IdempotencyKeyRow = IdempotencyKeyTable;
+/** A kept answer, parsed: the table keeps it as JSON text; this module alone converts. */
+export interface IdempotencyKeyRow extends Omit<IdempotencyKeyTable, 'response'> {
+  /** The body the first request was answered with. */
+  response: unknown;
+}
 
 /** The live record of an API key's idempotency key on an endpoint; an expired one counts as absent. */
 export async function findIdempotencyKey(
@@ -10,7 +14,7 @@ export async function findIdempotencyKey(
   now: number,
 ): Promise<IdempotencyKeyRow | undefined> {
   const { api_key_id: apiKeyId, endpoint, key } = scope;
-  return db
+  const row = await db
     .selectFrom('idempotency_keys')
     .selectAll()
     .where('api_key_id', '=', apiKeyId)
@@ -18,6 +22,7 @@ export async function findIdempotencyKey(
     .where('key', '=', key)
     .where('expires_at', '>', now)
     .executeTakeFirst();
+  return row && { ...row, response: JSON.parse(row.response) };
 }
 
 /**
@@ -32,7 +37,7 @@ export async function insertIdempotencyKey(tx: Tx, row: IdempotencyKeyRow, now: 
     .where('key', '=', row.key)
     .where('expires_at', '<=', now)
     .execute();
-  await tx.insertInto('idempotency_keys').values(row).execute();
+  await tx.insertInto('idempotency_keys').values({ ...row, response: JSON.stringify(row.response) }).execute();
 }
 
 /** Deletes expired keys; returns how many. */

@@ -1,10 +1,41 @@
 import { isUuid } from '../ids.ts';
 import { isPostgres, type Db, type Tx } from './db.ts';
+import { json, parsed } from './json.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { TemplateTable, TemplateVersionTable } from './schema.ts';
 
 export type TemplateRow = TemplateTable;
-export type VersionRow = TemplateVersionTable;
+
+/** A declared variable, as a version keeps it and GET /templates/:id shows it (domain/template-variables.ts checks them). */
+export interface TemplateVariable {
+  id: string;
+  key: string;
+  type: 'string' | 'number';
+  fallback_value: string | number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+type JsonColumns = 'reply_to' | 'variables';
+
+/** A version as the code uses it, its lists parsed: the table keeps them as JSON text; this module alone converts. */
+export interface VersionRow extends Omit<TemplateVersionTable, JsonColumns> {
+  reply_to: string[] | null;
+  variables: TemplateVariable[];
+}
+
+/** Whichever of the JSON columns `version` has (an edit may give some only), as the table keeps them. */
+function toTable<T extends Partial<VersionRow>>(version: T) {
+  const out: Record<string, unknown> = { ...version };
+  if (version.reply_to !== undefined) out.reply_to = json(version.reply_to);
+  if (version.variables !== undefined) out.variables = JSON.stringify(version.variables);
+  return out as Omit<T, JsonColumns> & Pick<TemplateVersionTable, Extract<keyof T, JsonColumns>>;
+}
+
+/** A version read from the table (alone, or joined to its template), its JSON columns parsed. */
+function fromTable<T extends Pick<TemplateVersionTable, JsonColumns>>(row: T): Omit<T, JsonColumns> & Pick<VersionRow, JsonColumns> {
+  return { ...row, reply_to: parsed(row.reply_to), variables: JSON.parse(row.variables) as TemplateVariable[] };
+}
 
 /** The published version of a template, as sending reads it; `version` is undefined for a draft. */
 export interface PublishedTemplate {
@@ -19,7 +50,7 @@ const byIdOrAlias = (idOrAlias: string) =>
 /** Inserts a new template with its first version, in the caller's transaction. */
 export async function insertTemplate(tx: Tx, template: TemplateRow, version: VersionRow): Promise<void> {
   await tx.insertInto('templates').values(template).execute();
-  await tx.insertInto('template_versions').values(version).execute();
+  await tx.insertInto('template_versions').values(toTable(version)).execute();
 }
 
 /** The template named by id or alias; `lock` holds its row until the transaction ends (PostgreSQL). */
@@ -31,7 +62,8 @@ export async function findTemplate(db: Db | Tx, idOrAlias: string, lock = false)
 
 /** One version of a template's content, by its id. */
 export async function findVersion(db: Db | Tx, id: string): Promise<VersionRow | undefined> {
-  return db.selectFrom('template_versions').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('template_versions').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && fromTable(row);
 }
 
 /** The hot path of sending: one indexed read of the template and its published version. */
@@ -45,7 +77,7 @@ export async function findPublishedTemplate(db: Db, idOrAlias: string): Promise<
     .executeTakeFirst();
   if (!row) return undefined;
   const { template_id: templateId, id, html, variables, ...rest } = row;
-  return { templateId, version: id === null ? undefined : { id, html: html!, variables: variables!, ...rest } };
+  return { templateId, version: id === null ? undefined : fromTable({ id, html: html!, variables: variables!, ...rest }) };
 }
 
 /** A page of templates, without their content. */
@@ -61,12 +93,12 @@ export async function updateTemplate(tx: Tx, id: string, changes: Partial<Omit<T
 
 /** Adds a draft version to a template. */
 export async function insertVersion(tx: Tx, version: VersionRow): Promise<void> {
-  await tx.insertInto('template_versions').values(version).execute();
+  await tx.insertInto('template_versions').values(toTable(version)).execute();
 }
 
 /** Edits a version in place; only ever a draft one. */
 export async function updateVersion(tx: Tx, id: string, changes: Partial<Omit<VersionRow, 'id' | 'template_id'>>): Promise<void> {
-  await tx.updateTable('template_versions').set(changes).where('id', '=', id).execute();
+  await tx.updateTable('template_versions').set(toTable(changes)).where('id', '=', id).execute();
 }
 
 /** Removes every version of a template but `keep`: the published version that `keep` replaces. */

@@ -3,7 +3,7 @@ import { CsvError, parse } from 'csv-parse';
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
 import { CSV_OPTIONS } from '../domain/contact-imports.ts';
-import { mergeRows, readRow, type ImportPlan, type ImportRow } from '../domain/import-rows.ts';
+import { mergeRows, readRow, type ImportRow } from '../domain/import-rows.ts';
 import * as imports from '../store/contact-imports.ts';
 import { findContactsByEmails, setPropertyValues, upsertContacts } from '../store/contacts.ts';
 import type { Job } from '../domain/jobs.ts';
@@ -39,7 +39,7 @@ async function writeChunk(
   ctx: Context,
   job: Job<'import-contacts'>,
   importId: string,
-  plan: ImportPlan,
+  plan: imports.ImportPlan,
   records: string[][],
   last: boolean,
 ): Promise<boolean> {
@@ -81,7 +81,6 @@ export async function importContactsTask(ctx: Context, job: Job<'import-contacts
   const { import_id: importId } = job.payload;
   const row = await imports.findImport(ctx.db, importId);
   if (!row || row.status === 'completed' || row.status === 'failed') return completeJob(ctx.db, job.id);
-  const plan = JSON.parse(row.plan) as ImportPlan;
   await imports.markImportStarted(ctx.db, importId);
   let skip = 1 + row.processed; // the header, then the rows written by earlier runs
   let batch: string[][] = [];
@@ -93,10 +92,10 @@ export async function importContactsTask(ctx: Context, job: Job<'import-contacts
       }
       batch.push(record);
       if (batch.length < CHUNK_ROWS) continue;
-      if (!(await writeChunk(ctx, job, importId, plan, batch, false))) return;
+      if (!(await writeChunk(ctx, job, importId, row.plan, batch, false))) return;
       batch = [];
     }
-    await writeChunk(ctx, job, importId, plan, batch, true);
+    await writeChunk(ctx, job, importId, row.plan, batch, true);
   } catch (error) {
     if (!(error instanceof CsvError) && job.attempts < job.max_attempts) throw error;
     await failImport(ctx, job, importId, error);

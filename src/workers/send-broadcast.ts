@@ -41,13 +41,13 @@ const STATEMENT_RECIPIENTS = 100;
  */
 async function startFanOut(ctx: Context, job: Job<'send-broadcast'>, broadcast: broadcasts.BroadcastRow): Promise<boolean> {
   const properties = await findPropertiesByKeys(ctx.db, usedPropertyKeys(broadcast));
-  const fallbacks = Object.fromEntries(properties.filter((p) => p.fallback_value !== null).map((p) => [p.key, JSON.parse(p.fallback_value!)]));
+  const fallbacks = Object.fromEntries(properties.filter((p) => p.fallback_value !== null).map((p) => [p.key, p.fallback_value!]));
   // A topic deleted since the send was accepted: nobody has opted in to it any more.
   const gone = { id: broadcast.topic_id!, default_subscription: 'opt_out' as const };
   const topic = broadcast.topic_id === null ? undefined : ((await findTopic(ctx.db, broadcast.topic_id)) ?? gone);
   return ctx.writer.transaction(async (tx) => {
     if (!(await renewJobLock(tx, job.id, job.locked_by!, ctx.clock.now()))) return false;
-    const changes = { status: 'sending' as const, property_fallbacks: JSON.stringify(fallbacks), fanout_cursor: null };
+    const changes = { status: 'sending' as const, property_fallbacks: fallbacks, fanout_cursor: null };
     if (!(await broadcasts.updateBroadcastIn(tx, broadcast.id, ['queued', 'scheduled'], changes))) {
       await completeJob(tx, job.id);
       return false;
@@ -72,7 +72,7 @@ async function readChunk(ctx: Context, parsed: ParsedBroadcast, cursor: string |
   const properties = new Map<string, Record<string, Value>>();
   for (const { contact_id, key, value } of await broadcasts.findPropertyValuesOf(ctx.db, ids, parsed.propertyKeys)) {
     const values = properties.get(contact_id) ?? {};
-    values[key] = JSON.parse(value) as Value;
+    values[key] = value;
     properties.set(contact_id, values);
   }
   return { recipients, properties };
@@ -148,7 +148,7 @@ async function writeChunk(
   cursor: string | null,
   last: boolean,
 ): Promise<boolean> {
-  const replyTo = row.reply_to === null ? [] : (JSON.parse(row.reply_to) as string[]);
+  const replyTo = row.reply_to ?? [];
   const stamp: Stamp = { now: ctx.clock.now(), domain: domainOf(parseMailbox(row.from, 'from').address), replyTo };
   const at = toTimestamp(stamp.now);
   return ctx.writer.transaction(async (tx) => {

@@ -2,7 +2,7 @@ import type { Context } from '../context.ts';
 import { domainRecords } from '../domain/domain-records.ts';
 import { assessVerification, findPublishedRecords, RECHECK_VERIFIED_MS, scheduleCheck } from '../domain/domain-verification.ts';
 import type { Job } from '../domain/jobs.ts';
-import { findDomain, setVerification } from '../store/domains.ts';
+import { findDomain, recordStatusesText, setVerification } from '../store/domains.ts';
 import { completeJob, retryJob } from '../store/jobs.ts';
 import { backoffMs } from './runner.ts';
 
@@ -22,7 +22,7 @@ export async function verifyDomainTask(ctx: Context, job: Job<'verify-domain'>):
   const { verification, next } = assessVerification(domain, records, found, now);
   await ctx.writer.transaction(async (tx) => {
     await setVerification(tx, domainId, verification);
-    if (next === 'backoff') return retryJob(tx, job.id, now + backoffMs(job.attempts), `records not found: ${verification.record_statuses}`);
+    if (next === 'backoff') return retryJob(tx, job.id, now + backoffMs(job.attempts), `records not found: ${recordStatusesText(verification.record_statuses)}`);
     await completeJob(tx, job.id);
     // A fresh job restarts the count of checks, and so the backoff.
     if (next === 'daily') await scheduleCheck(ctx, tx, domainId, now + RECHECK_VERIFIED_MS);
