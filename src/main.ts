@@ -4,15 +4,15 @@ import { buildApp, type App } from './app.ts';
 import { announce } from './banner.ts';
 import { ConfigError, readConfig, readRole, type Config, type Role } from './config.ts';
 import { closeContext, createContext, type Context } from './context.ts';
-import { seedApiKey } from './domain/api-keys.ts';
+import { createFirstKey, seedConfiguredKey } from './domain/api-keys.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
 import { isPostgresUrl } from './store/db.ts';
 import { listenWorkerHealth } from './workers/health.ts';
 import { Runner } from './workers/runner.ts';
 import { tasks } from './workers/tasks.ts';
 
-// Process entry: role and config -> db -> migrate -> context -> listeners -> worker -> the key, once
-// listening -> banner. SIGTERM and SIGINT drain. What the environment gets wrong stops start-up with
+// Process entry: role and config -> db -> migrate -> context -> the configured key -> listeners -> worker
+// -> a first key, once listening -> banner. SIGTERM and SIGINT drain. What the environment gets wrong stops start-up with
 // one line on stderr (start-errors.ts).
 
 /** Ends start-up with one line naming the cause, or rethrows what is not a known cause (a bug). */
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
   let listen: string | undefined;
   if (role !== 'worker') {
     app = await buildApp(ctx);
+    await seedConfiguredKey(ctx);
     await app.listen({ port, host }).catch((error: unknown) => stop(error, listenErrorLine(error, 'PORT', host, port)));
     listen = hostPort(app.server.address() as AddressInfo);
   }
@@ -54,8 +55,7 @@ async function main(): Promise<void> {
     );
   }
   runner?.start();
-  // Only now that it can be used: a start that failed earlier (a port in use) leaves no key unseen.
-  const token = app ? await seedApiKey(ctx) : undefined;
+  const token = app ? await createFirstKey(ctx) : undefined;
   announce(ctx, { role, listen, health: health && hostPort(health.address() as AddressInfo), token });
 
   let stopping = false;

@@ -131,4 +131,24 @@ describe('starting Mailroom', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('MAILROOM_API_KEY works from the first request the port takes', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-start-'));
+    const key = `re_${'k'.repeat(40)}`;
+    const mailroom = startMailroom([], { PORT: String(port), DATABASE_URL: join(dir, 'mailroom.db'), MAILROOM_API_KEY: key });
+    try {
+      // Polled as fast as connections are refused, so the first answer of all is the one checked.
+      let response: Response | undefined;
+      for (const deadline = Date.now() + 30_000; !response && Date.now() < deadline; ) {
+        response = await fetch(`http://127.0.0.1:${port}/api-keys`, { headers: { authorization: `Bearer ${key}` } }).catch(() => undefined);
+      }
+      const status = response?.status;
+      await response?.arrayBuffer();
+      assert.equal(status, 200);
+    } finally {
+      await mailroom.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

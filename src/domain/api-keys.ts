@@ -57,21 +57,32 @@ export async function createApiKey(
 }
 
 /**
- * At start: MAILROOM_API_KEY, when set, is a full-access key, and replaces the key an earlier value of
- * the variable gave (a changed key is a rotated key); with no key at all, one is created. Returns the
- * token of a key created now, so that it can be printed once.
+ * MAILROOM_API_KEY, when set, is a full-access key, and replaces the key an earlier value of the
+ * variable gave (a changed key is a rotated key). Before the server listens, so the key works from the
+ * first request.
  */
-export async function seedApiKey(ctx: Context): Promise<string | undefined> {
+export async function seedConfiguredKey(ctx: Context): Promise<void> {
   const configured = ctx.config.apiKey;
-  if (configured !== undefined) {
-    const row = { ...keyRow(ctx, configured, 'MAILROOM_API_KEY', 'full_access', null), configured: 1 };
-    const replaced = await ctx.writer.transaction((tx) => store.replaceConfiguredKey(tx, row));
-    for (const id of replaced) ctx.apiKeys.forget(id);
-    return undefined;
-  }
-  if ((await store.countApiKeys(ctx.db)) > 0) return undefined;
+  if (configured === undefined) return;
+  const row = { ...keyRow(ctx, configured, 'MAILROOM_API_KEY', 'full_access', null), configured: 1 };
+  const replaced = await ctx.writer.transaction((tx) => store.replaceConfiguredKey(tx, row));
+  for (const id of replaced) ctx.apiKeys.forget(id);
+}
+
+/**
+ * With no key configured and none at all, one is created; its token is returned, to be printed once.
+ * After the server listens: a start that fails earlier (a port in use) leaves no key unseen.
+ */
+export async function createFirstKey(ctx: Context): Promise<string | undefined> {
+  if (ctx.config.apiKey !== undefined || (await store.countApiKeys(ctx.db)) > 0) return undefined;
   const { token } = await createApiKey(ctx, { name: 'Default', permission: 'full_access' });
   return token;
+}
+
+/** Both, for a process that serves no one meanwhile (tests, benches). */
+export async function seedApiKey(ctx: Context): Promise<string | undefined> {
+  await seedConfiguredKey(ctx);
+  return createFirstKey(ctx);
 }
 
 export async function listApiKeys(ctx: Context, page: PageRequest) {
