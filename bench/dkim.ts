@@ -2,7 +2,7 @@
 // mail, measured in the same run, twice: end to end through Mailroom (POST /emails, the worker, the
 // relay transport), and on the worker's compose + sign + send path alone, where signing weighs most.
 import nodemailer from 'nodemailer';
-import { composeMessage } from '../src/delivery/compose.ts';
+import { composeMessage } from '../src/delivery/mime-message.ts';
 import { createDkimSigner, generateDkimKey } from '../src/delivery/dkim.ts';
 import { sendVia } from '../src/delivery/smtp-send.ts';
 import { newId } from '../src/ids.ts';

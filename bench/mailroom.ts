@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../test/harness.ts';
+import { freePort } from '../test/support/harness.ts';
 
 export const BENCH_KEY = `re_${'b'.repeat(40)}`;
 

@@ -1,7 +1,7 @@
 // Templates: renders/s of a typical 5 KB html template with 5 variables, beside a single-pass
 // String.prototype.replace over the same text (same lookups, same escaping); then POST /emails with
 // that template beside the same email with its html inline, to see what resolving a template costs a send.
-import { escapeHtml, parseTemplate, renderTemplate, type Value } from '../src/domain/render-template.ts';
+import { escapeHtml, parseTemplate, renderTemplate, type Value } from '../src/domain/templates/render-template.ts';
 import { postEmails, type Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 

@@ -4,17 +4,17 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { resolveSecret } from './secret.ts';
 import { createSemaphore, type Semaphore } from './semaphore.ts';
-import { createApiKeyCache, type ApiKeyCache } from './domain/api-key-cache.ts';
-import { createDomainCache, type DomainCache } from './domain/domain-cache.ts';
-import { createIdempotencyState, type IdempotencyState } from './domain/idempotency.ts';
-import { createKeyUsage, type KeyUsage } from './domain/key-usage.ts';
-import { createComposer, type Composer } from './delivery/composer.ts';
+import { createApiKeyCache, type ApiKeyCache } from './domain/api-keys/api-key-cache.ts';
+import { createDomainCache, type DomainCache } from './domain/sending-domains/domain-cache.ts';
+import { createIdempotencyState, type IdempotencyState } from './domain/emails/idempotency.ts';
+import { createKeyUsage, type KeyUsage } from './domain/api-keys/key-usage.ts';
+import { createComposer, type Composer } from './delivery/compose-pool.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
 import { createResolver } from './dns.ts';
 import { openDb, type Db } from './store/db.ts';
 import { createDeliveryLog, type DeliveryLog } from './workers/delivery-log.ts';
 import { migrate } from './store/migrations/index.ts';
-import { createWriter, type Writer } from './store/writer.ts';
+import { createWriter, type Writer } from './store/sqlite/writer.ts';
 
 /** The composition root: everything a request or a job needs, passed explicitly. */
 export interface Context {

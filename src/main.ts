@@ -4,7 +4,7 @@ import { buildApp, type App } from './app.ts';
 import { announce } from './banner.ts';
 import { ConfigError, readConfig, readRole, type Config, type Role } from './config.ts';
 import { closeContext, createContext, type Context } from './context.ts';
-import { createFirstKey, seedConfiguredKey } from './domain/api-keys.ts';
+import { createFirstKey, seedConfiguredKey } from './domain/api-keys/api-keys.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
 import { isPostgresUrl } from './store/db.ts';
 import { listenWorkerHealth } from './workers/health.ts';

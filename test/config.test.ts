@@ -6,7 +6,7 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ConfigError, readConfig, readRole } from '../src/config.ts';
 import { resolveSecret } from '../src/secret.ts';
-import { startApp } from './harness.ts';
+import { startApp } from './support/harness.ts';
 
 describe('configuration', () => {
   it('has defaults that run a local, capturing instance', () => {

@@ -3,8 +3,8 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { newId } from '../src/ids.ts';
-import { eventually, startApp, type TestApp } from './harness.ts';
-import { startSmtpServer, type TestSmtpServer } from './smtp-server.ts';
+import { eventually, startApp, type TestApp } from './support/harness.ts';
+import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
 
 /** A logger that keeps its lines, parsed, as an operator's log collector would read them. */
 function collectingLogger(level: string): { log: pino.Logger; lines: () => Record<string, any>[]; text: () => string } {

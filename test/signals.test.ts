@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { eventually, freePort, TEST_ENV } from './harness.ts';
+import { eventually, freePort, TEST_ENV } from './support/harness.ts';
 
 /** Parent of every process, read from /proc: what `ps` shows, without parsing its output. */
 function parents(): Map<number, number> {

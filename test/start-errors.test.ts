@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { TEST_ENV } from './harness.ts';
+import { TEST_ENV } from './support/harness.ts';
 
 interface Ended {
   status: number | null;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { Resend } from 'resend';
-import { eventually, freePort, TEST_ENV } from './harness.ts';
+import { eventually, freePort, TEST_ENV } from './support/harness.ts';
 
 const TOKEN = /re_[A-Za-z0-9_-]{32,}/;
 

@@ -2,7 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { asBuffer, describeError, movable } from '../threads.ts';
 import type { AttachmentRow, EmailRow } from '../store/emails.ts';
-import { buildMessage } from './build-message.ts';
+import { buildMessage } from './signed-message.ts';
 import { createDkimSigner, type SigningDomain } from './dkim.ts';
 
 export interface BuildRequest {

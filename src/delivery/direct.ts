@@ -4,7 +4,7 @@ import nodemailer from 'nodemailer';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { isAbsent } from '../dns.ts';
-import { domainOf } from '../domain/addresses.ts';
+import { domainOf } from '../domain/recipients/addresses.ts';
 import { DeliveryError, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
 import type { OutgoingMessage } from './transports.ts';
 

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
-import { hashToken } from '../domain/api-keys.ts';
+import { hashToken } from '../domain/api-keys/api-keys.ts';
 import type { ApiKeyRow } from '../store/api-keys.ts';
 import { AppError } from '../errors.ts';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { IdempotentRequest } from '../domain/idempotency.ts';
+import type { IdempotentRequest } from '../domain/emails/idempotency.ts';
 import { AppError } from '../errors.ts';
 
 declare module 'fastify' {

@@ -1,5 +1,5 @@
-import { escapeHtml } from '../domain/render-template.ts';
-import type { Preferences } from '../domain/unsubscribe.ts';
+import { escapeHtml } from '../domain/templates/render-template.ts';
+import type { Preferences } from '../domain/recipients/unsubscribe.ts';
 
 // The unsubscribe page: the one answer in html rather than JSON. Plain markup, no script, nothing
 // loaded from elsewhere; every value shown is escaped. Its forms post back to the page's own URL.

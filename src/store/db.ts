@@ -15,7 +15,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
-import { WriteLock } from './write-lock.ts';
+import { WriteLock } from './sqlite/write-lock.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;

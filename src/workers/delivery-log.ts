@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { domainOf } from '../domain/addresses.ts';
+import { domainOf } from '../domain/recipients/addresses.ts';
 
 /** How often the summary of deliveries is logged, when there were any. */
 const SUMMARY_EVERY_MS = 10_000;

@@ -1,11 +1,11 @@
 import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
-import { domainOf, parseMailbox } from '../domain/addresses.ts';
-import { loadParsedBroadcast, renderSubject, usedPropertyKeys, type ParsedBroadcast, type Personalization } from '../domain/broadcast-render.ts';
-import { sendJob } from '../domain/emails.ts';
+import { domainOf, parseMailbox } from '../domain/recipients/addresses.ts';
+import { loadParsedBroadcast, renderSubject, usedPropertyKeys, type ParsedBroadcast, type Personalization } from '../domain/broadcasts/broadcast-render.ts';
+import { sendJob } from '../domain/emails/emails.ts';
 import { wakeAfterCommit, type Job } from '../domain/jobs.ts';
-import type { Value } from '../domain/render-template.ts';
-import { newEmailRows, type NewEmail } from '../domain/new-email.ts';
+import type { Value } from '../domain/templates/render-template.ts';
+import { newEmailRows, type NewEmail } from '../domain/emails/new-email.ts';
 import { eligibleRecipients } from '../domain/recipients/policy.ts';
 import { newId } from '../ids.ts';
 import * as broadcasts from '../store/broadcasts.ts';

@@ -1,6 +1,6 @@
 import type { Context } from '../context.ts';
-import { domainRecords } from '../domain/domain-records.ts';
-import { assessVerification, findPublishedRecords, RECHECK_VERIFIED_MS, scheduleCheck } from '../domain/domain-verification.ts';
+import { domainRecords } from '../domain/sending-domains/domain-records.ts';
+import { assessVerification, findPublishedRecords, RECHECK_VERIFIED_MS, scheduleCheck } from '../domain/sending-domains/domain-verification.ts';
 import type { Job } from '../domain/jobs.ts';
 import { findDomain, recordStatusesText, setVerification } from '../store/domains.ts';
 import { completeJob, retryJob } from '../store/jobs.ts';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as contacts from '../../domain/contacts.ts';
+import * as contacts from '../../domain/contacts/contacts.ts';
 import { Contact, ContactCreated, ContactDeleted, CreateContactBody, UpdateContactBody } from '../contact-schemas.ts';
 import { IdParams, MAX, Str, UUID } from '../schemas.ts';
 

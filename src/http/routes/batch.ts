@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import { MAX_BATCH, sendBatch, type BatchEntry, type BatchValidation } from '../../domain/batch.ts';
+import { MAX_BATCH, sendBatch, type BatchEntry, type BatchValidation } from '../../domain/emails/batch.ts';
 import { AppError } from '../../errors.ts';
 import { idempotencyOf } from '../idempotency-key.ts';
-import type { SendEmailInput } from '../../domain/email-input.ts';
+import type { SendEmailInput } from '../../domain/emails/email-input.ts';
 import { IdempotencyHeaders, SendEmailBody, Str } from '../schemas.ts';
 import { compileCheck } from '../validation.ts';
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as broadcasts from '../../domain/broadcasts.ts';
+import * as broadcasts from '../../domain/broadcasts/broadcasts.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { AddressList, CONTENT_BODY_LIMIT, deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
 

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as imports from '../../domain/contact-imports.ts';
+import * as imports from '../../domain/contacts/contact-imports.ts';
 import { SegmentRefs, TopicRefs } from '../contact-schemas.ts';
 import { unsupportedMediaType } from '../error-handler.ts';
 import { AppError, invalidField } from '../../errors.ts';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as properties from '../../domain/contact-properties.ts';
+import * as properties from '../../domain/contacts/contact-properties.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as segments from '../../domain/segments.ts';
+import * as segments from '../../domain/contacts/segments.ts';
 import { ContactParams, SegmentItem } from '../contact-schemas.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { listOfSchema, MAX, Str, UUID } from '../schemas.ts';

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import type { TopicRef } from '../../domain/contact-input.ts';
-import * as topics from '../../domain/topics.ts';
+import type { TopicRef } from '../../domain/contacts/contact-input.ts';
+import * as topics from '../../domain/contacts/topics.ts';
 import { ContactParams, Subscription, TopicRefs } from '../contact-schemas.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { listOfSchema, Nullable } from '../schemas.ts';

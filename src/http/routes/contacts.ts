@@ -1,6 +1,6 @@
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as contacts from '../../domain/contacts.ts';
+import * as contacts from '../../domain/contacts/contacts.ts';
 import {
   Contact,
   ContactCreated,

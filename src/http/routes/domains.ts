@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as domains from '../../domain/domains.ts';
+import * as domains from '../../domain/sending-domains/domains.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as emails from '../../domain/emails.ts';
+import * as emails from '../../domain/emails/emails.ts';
 import { idempotencyOf } from '../idempotency-key.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { Email, EmailListItem, IdempotencyHeaders, IdParams, IdResponse, listOfSchema, MAX, objectId, SendEmailBody, Str, UUID } from '../schemas.ts';

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as contacts from '../../domain/contacts.ts';
-import * as segments from '../../domain/segments.ts';
+import * as contacts from '../../domain/contacts/contacts.ts';
+import * as segments from '../../domain/contacts/segments.ts';
 import { ContactItem, SegmentItem } from '../contact-schemas.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import { MAX_VARIABLES } from '../../domain/template-variables.ts';
-import * as templates from '../../domain/templates.ts';
+import { MAX_VARIABLES } from '../../domain/templates/template-variables.ts';
+import * as templates from '../../domain/templates/templates.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { AddressList, CONTENT_BODY_LIMIT, deleted, listOfSchema, MAX, Nullable, objectId, Str, VariableValue } from '../schemas.ts';
 

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as unsubscribe from '../../domain/unsubscribe.ts';
+import * as unsubscribe from '../../domain/recipients/unsubscribe.ts';
 import { toAppError } from '../error-handler.ts';
 import { MAX, Str } from '../schemas.ts';
 import { messagePage, preferencesPage } from '../unsubscribe-page.ts';

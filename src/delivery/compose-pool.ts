@@ -1,0 +1,44 @@
+import type { AttachmentRow, EmailRow } from '../store/emails.ts';
+import { asBuffer, movable, ThreadClient } from '../threads.ts';
+import { buildMessage } from './signed-message.ts';
+import type { BuildRequest } from './compose-thread.ts';
+import { createDkimSigner, type SigningDomain } from './dkim.ts';
+
+export interface Composer {
+  /**
+   * The message of an email, composed and (for a Mailroom domain) DKIM-signed on a composer thread.
+   * The attachments' memory may be moved to that thread: the caller must not read them afterwards.
+   */
+  build(email: EmailRow, attachments: AttachmentRow[], date: Date, domain: SigningDomain | undefined): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+const THREAD_MODULE = new URL('./compose-thread.ts', import.meta.url);
+
+/**
+ * Composing a message (about half of what a send costs in nodemailer) and signing it are CPU work:
+ * `threads` worker threads do it beside the event loop, which meanwhile serves requests, reads and
+ * writes the database and talks SMTP. A thread that dies fails the messages it held (their jobs are
+ * retried) and is replaced. With 0 threads the work runs on the event loop. Threads start with the
+ * first message: an API process (or a worker in capture mode that never sends) holds no thread it does
+ * not use, about 40 MB each.
+ */
+export function createComposer(threads: number, secret: string): Composer {
+  if (threads === 0) {
+    const dkim = createDkimSigner(secret);
+    return { build: (email, attachments, date, domain) => buildMessage(dkim, email, attachments, date, domain), close: async () => {} };
+  }
+  const pool = Array.from({ length: threads }, () => new ThreadClient<Uint8Array>(THREAD_MODULE, { secret }, 'compose'));
+  let sequence = 0;
+  return {
+    async build(email, attachments, date, domain) {
+      const thread = pool[sequence++ % pool.length]!;
+      const request: Omit<BuildRequest, 'id'> = { email, attachments, date: date.getTime(), domain };
+      // Attachments are moved, not copied: the caller has no further use for them.
+      return asBuffer(await thread.call(request, movable(attachments.map((a) => a.content))));
+    },
+    close: async () => {
+      await Promise.all(pool.map((thread) => thread.close()));
+    },
+  };
+}

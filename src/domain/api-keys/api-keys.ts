@@ -1,0 +1,99 @@
+import { hash, randomBytes } from 'node:crypto';
+import { toTimestamp } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { AppError, invalidField, missingField, notFound } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import * as store from '../../store/api-keys.ts';
+import { findDomain } from '../../store/domains.ts';
+import type { PageRequest } from '../../store/paginate.ts';
+
+export type Permission = 'full_access' | 'sending_access';
+
+/** Tokens are only ever stored as this hash. SHA-256 suffices: tokens are 240 random bits, not passwords. */
+export function hashToken(token: string): string {
+  return hash('sha256', token, 'hex');
+}
+
+function newToken(): string {
+  return `re_${randomBytes(30).toString('base64url')}`;
+}
+
+function checkName(name: string | undefined): string {
+  if (name === undefined) throw missingField('name');
+  if (name.length > 50) throw new AppError('validation_error', 'Invalid `name` field: must be at most 50 characters.');
+  return name;
+}
+
+function keyRow(ctx: Context, token: string, name: string, permission: Permission, domainId: string | null): store.ApiKeyRow {
+  return {
+    id: newId(),
+    name,
+    token_hash: hashToken(token),
+    permission,
+    domain_id: domainId,
+    created_at: toTimestamp(ctx.clock.now()),
+    last_used_at: null,
+    configured: 0,
+  };
+}
+
+/** Creates a key and returns its token, the only time the token is ever shown. */
+export async function createApiKey(
+  ctx: Context,
+  input: { name?: string; permission?: string; domain_id?: string },
+): Promise<{ id: string; token: string }> {
+  const name = checkName(input.name);
+  const permission = input.permission ?? 'full_access';
+  if (permission !== 'full_access' && permission !== 'sending_access') {
+    throw new AppError('invalid_access', 'Access must be "full_access" | "sending_access"');
+  }
+  // As in Resend, a domain restricts only a sending key.
+  const domainId = permission === 'sending_access' ? (input.domain_id ?? null) : null;
+  if (domainId !== null && !(await findDomain(ctx.db, domainId))) throw invalidField('domain_id', 'no domain has this id.');
+  const token = newToken();
+  const row = keyRow(ctx, token, name, permission, domainId);
+  await store.insertApiKey(ctx.db, row);
+  return { id: row.id, token };
+}
+
+/**
+ * MAILROOM_API_KEY, when set, is a full-access key, and replaces the key an earlier value of the
+ * variable gave (a changed key is a rotated key). Before the server listens, so the key works from the
+ * first request.
+ */
+export async function seedConfiguredKey(ctx: Context): Promise<void> {
+  const configured = ctx.config.apiKey;
+  if (configured === undefined) return;
+  const row = { ...keyRow(ctx, configured, 'MAILROOM_API_KEY', 'full_access', null), configured: 1 };
+  const replaced = await ctx.writer.transaction((tx) => store.replaceConfiguredKey(tx, row));
+  for (const id of replaced) ctx.apiKeys.forget(id);
+}
+
+/**
+ * With no key configured and none at all, one is created; its token is returned, to be printed once.
+ * After the server listens: a start that fails earlier (a port in use) leaves no key unseen.
+ */
+export async function createFirstKey(ctx: Context): Promise<string | undefined> {
+  if (ctx.config.apiKey !== undefined || (await store.countApiKeys(ctx.db)) > 0) return undefined;
+  const { token } = await createApiKey(ctx, { name: 'Default', permission: 'full_access' });
+  return token;
+}
+
+/** Both, for a process that serves no one meanwhile (tests, benches). */
+export async function seedApiKey(ctx: Context): Promise<string | undefined> {
+  await seedConfiguredKey(ctx);
+  return createFirstKey(ctx);
+}
+
+export async function listApiKeys(ctx: Context, page: PageRequest) {
+  return store.listApiKeys(ctx.db, page);
+}
+
+export async function renameApiKey(ctx: Context, id: string, input: { name?: string }): Promise<void> {
+  if (!(await store.renameApiKey(ctx.db, id, checkName(input.name)))) throw notFound('API key');
+}
+
+export async function deleteApiKey(ctx: Context, id: string): Promise<void> {
+  if (!(await store.deleteApiKey(ctx.db, id))) throw notFound('API key');
+  ctx.apiKeys.forget(id);
+}

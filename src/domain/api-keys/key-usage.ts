@@ -1,0 +1,37 @@
+import type { Logger } from 'pino';
+import { toTimestamp, type Clock } from '../../clock.ts';
+import { touchApiKeys } from '../../store/api-keys.ts';
+import type { Writer } from '../../store/sqlite/writer.ts';
+
+export interface KeyUsage {
+  touch(keyId: string): void;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const FLUSH_EVERY_MS = 10_000;
+
+/**
+ * Keeps `last_used_at` without a write per request: uses are remembered in memory and written
+ * together every few seconds and at shutdown. A crash loses at most that many seconds of a
+ * timestamp that is informational only.
+ */
+export function createKeyUsage(writer: Writer, clock: Clock, log: Logger): KeyUsage {
+  let pending = new Map<string, string>();
+  const flush = async () => {
+    if (pending.size === 0) return;
+    const batch = pending;
+    pending = new Map();
+    await writer.transaction((tx) => touchApiKeys(tx, batch));
+  };
+  const timer = setInterval(() => void flush().catch((err) => log.warn({ err }, 'could not record API key use')), FLUSH_EVERY_MS);
+  timer.unref();
+  return {
+    touch: (keyId) => void pending.set(keyId, toTimestamp(clock.now())),
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import { toTimestamp } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { AppError, missingField, notFound } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import * as contacts from '../../store/contacts.ts';
+import { mapPage, type PageRequest } from '../../store/paginate.ts';
+import * as segments from '../../store/segments.ts';
+import { setSubscriptions } from '../../store/topics.ts';
+import {
+  checkPropertyValues,
+  checkSegmentRefs,
+  checkTopicRefs,
+  contactEmail,
+  findContact,
+  findContactOrThrow,
+  type PropertyInput,
+  type SegmentRef,
+  type TopicRef,
+} from './contact-input.ts';
+import { findSegmentOrThrow } from './segments.ts';
+
+export interface CreateContactInput {
+  email?: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  unsubscribed?: boolean;
+  properties?: PropertyInput;
+  segments?: SegmentRef[];
+  topics?: TopicRef[];
+  /** Legacy: the audience (segment) to add the contact to. */
+  audience_id?: string;
+}
+
+export interface UpdateContactInput {
+  email?: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  unsubscribed?: boolean;
+  properties?: PropertyInput;
+}
+
+/** A contact as list rows show it. */
+export function toContactItem(row: contacts.ContactRow) {
+  return { ...row, unsubscribed: row.unsubscribed === 1 };
+}
+
+/**
+ * POST /contacts (and POST /audiences/:id/contacts, with `segmentId`). Contacts are unique by email:
+ * creating one that exists answers its id and only adds it to the given segments; its fields, properties
+ * and topic choices stay as they were.
+ */
+export async function createContact(ctx: Context, input: CreateContactInput, segmentId?: string): Promise<{ id: string }> {
+  if (input.email === undefined) throw missingField('email');
+  const email = contactEmail(input.email);
+  if (segmentId !== undefined) await findSegmentOrThrow(ctx, segmentId);
+  const refs = [...(input.segments ?? []), ...(input.audience_id ? [input.audience_id] : []), ...(segmentId ? [segmentId] : [])];
+  const segmentIds = await checkSegmentRefs(ctx, refs, 'segments');
+  const topics = await checkTopicRefs(ctx, input.topics ?? [], 'topics');
+  const properties = await checkPropertyValues(ctx, input.properties);
+  const row: contacts.ContactRow = {
+    id: newId(),
+    email,
+    first_name: input.first_name ?? null,
+    last_name: input.last_name ?? null,
+    unsubscribed: input.unsubscribed ? 1 : 0,
+    created_at: toTimestamp(ctx.clock.now()),
+  };
+  const id = await ctx.writer.transaction(async (tx) => {
+    const created = await contacts.insertContact(tx, row);
+    const contactId = created ? row.id : (await contacts.findContactByEmail(tx, email))!.id;
+    if (created) {
+      await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contactId, ...p })));
+      await setSubscriptions(tx, topics.map((t) => ({ contact_id: contactId, ...t })));
+    }
+    await segments.addMemberships(tx, segmentIds.map((segment_id) => ({ segment_id, contact_id: contactId })));
+    return contactId;
+  });
+  return { id };
+}
+
+/** The contact named by id or email; within an audience (legacy routes), only if it belongs there. */
+async function findScopedContact(ctx: Context, idOrEmail: string, segmentId: string | undefined) {
+  const contact = await findContactOrThrow(ctx, idOrEmail);
+  if (segmentId !== undefined && !(await segments.isMember(ctx.db, segmentId.toLowerCase(), contact.id))) throw notFound('Contact');
+  return contact;
+}
+
+/** Resend's contact object, with `properties` as `{key: {value, type}}`. */
+export async function getContact(ctx: Context, idOrEmail: string, segmentId?: string) {
+  const contact = await findScopedContact(ctx, idOrEmail, segmentId);
+  const values = await contacts.findPropertyValues(ctx.db, contact.id);
+  const properties = Object.fromEntries(values.map((v) => [v.key, { value: v.value, type: v.type }]));
+  return { object: 'contact' as const, ...toContactItem(contact), properties };
+}
+
+/** PATCH /contacts/:id_or_email: the fields given change; `null` clears a name or a property value. */
+export async function updateContact(
+  ctx: Context,
+  idOrEmail: string,
+  input: UpdateContactInput,
+  segmentId?: string,
+): Promise<{ id: string }> {
+  const contact = await findScopedContact(ctx, idOrEmail, segmentId);
+  const changes: Parameters<typeof contacts.updateContact>[2] = {};
+  if (input.first_name !== undefined) changes.first_name = input.first_name;
+  if (input.last_name !== undefined) changes.last_name = input.last_name;
+  if (input.unsubscribed !== undefined) changes.unsubscribed = input.unsubscribed ? 1 : 0;
+  if (input.email !== undefined) changes.email = contactEmail(input.email);
+  const properties = await checkPropertyValues(ctx, input.properties);
+  await ctx.writer.transaction(async (tx) => {
+    const owner = changes.email === undefined ? undefined : await contacts.findContactByEmail(tx, changes.email);
+    if (owner && owner.id !== contact.id) throw new AppError('validation_error', `Another contact has the email ${changes.email}.`);
+    await contacts.updateContact(tx, contact.id, changes);
+    await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contact.id, ...p })));
+    await contacts.deletePropertyValues(tx, contact.id, properties.unset);
+  });
+  return { id: contact.id };
+}
+
+/**
+ * DELETE /contacts/:id_or_email. Idempotent, as Resend is: a contact that does not exist is reported
+ * deleted. Within an audience (legacy routes), the contact leaves that audience only.
+ */
+export async function deleteContact(ctx: Context, idOrEmail: string, segmentId?: string) {
+  const contact = await findContact(ctx, idOrEmail);
+  if (contact && segmentId !== undefined) await segments.removeMembership(ctx.db, segmentId.toLowerCase(), contact.id);
+  else if (contact) await contacts.deleteContact(ctx.db, contact.id);
+  return { object: 'contact' as const, ...(contact ? { id: contact.id } : {}), contact: idOrEmail, deleted: true };
+}
+
+/** GET /contacts (optionally of one segment) and GET /segments/:id/contacts. */
+export async function listContacts(ctx: Context, page: PageRequest, segmentId?: string) {
+  const result =
+    segmentId === undefined
+      ? await contacts.listContacts(ctx.db, page)
+      : await contacts.listSegmentContacts(ctx.db, (await findSegmentOrThrow(ctx, segmentId)).id, page);
+  return mapPage(result, toContactItem);
+}

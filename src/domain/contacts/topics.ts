@@ -1,0 +1,92 @@
+import { toTimestamp } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { invalidField, missingField, notFound } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import type { PageRequest } from '../../store/paginate.ts';
+import type { Subscription } from '../../store/schema.ts';
+import * as store from '../../store/topics.ts';
+import { checkTopicRefs, findContactOrThrow, type TopicRef } from './contact-input.ts';
+
+export interface TopicInput {
+  name?: string;
+  description?: string | null;
+  default_subscription?: string;
+  visibility?: string;
+}
+
+const SUBSCRIPTIONS = ['opt_in', 'opt_out'];
+const VISIBILITIES = ['public', 'private'];
+
+function checkLength(value: string, field: string, max: number): string {
+  if (value.length > max) throw invalidField(field, `must be at most ${max} characters.`);
+  return value;
+}
+
+function checkChoice<T extends string>(value: string, field: string, choices: string[]): T {
+  if (!choices.includes(value)) throw invalidField(field, `must be ${choices.map((c) => `"${c}"`).join(' or ')}.`);
+  return value as T;
+}
+
+export async function findTopicOrThrow(ctx: Context, id: string): Promise<store.TopicRow> {
+  const topic = await store.findTopic(ctx.db, id.toLowerCase());
+  if (!topic) throw notFound('Topic');
+  return topic;
+}
+
+/** POST /topics: `default_subscription` is fixed for the topic's life; visibility defaults to private. */
+export async function createTopic(ctx: Context, input: TopicInput): Promise<{ id: string }> {
+  if (input.name === undefined) throw missingField('name');
+  if (input.default_subscription === undefined) throw missingField('default_subscription');
+  const row: store.TopicRow = {
+    id: newId(),
+    name: checkLength(input.name, 'name', 50),
+    description: input.description == null ? null : checkLength(input.description, 'description', 200),
+    default_subscription: checkChoice(input.default_subscription, 'default_subscription', SUBSCRIPTIONS),
+    visibility: checkChoice(input.visibility ?? 'private', 'visibility', VISIBILITIES),
+    created_at: toTimestamp(ctx.clock.now()),
+  };
+  await store.insertTopic(ctx.db, row);
+  return { id: row.id };
+}
+
+export async function listTopics(ctx: Context, page: PageRequest) {
+  return store.listTopics(ctx.db, page);
+}
+
+/** PATCH /topics/:id: name, description and visibility change; the default subscription cannot. */
+export async function updateTopic(ctx: Context, id: string, input: TopicInput): Promise<void> {
+  const topic = await findTopicOrThrow(ctx, id);
+  if (input.default_subscription !== undefined && input.default_subscription !== topic.default_subscription) {
+    throw invalidField('default_subscription', 'cannot be changed after the topic is created.');
+  }
+  const changes: Parameters<typeof store.updateTopic>[2] = {};
+  if (input.name !== undefined) changes.name = checkLength(input.name, 'name', 50);
+  if (input.description !== undefined) {
+    changes.description = input.description === null ? null : checkLength(input.description, 'description', 200);
+  }
+  if (input.visibility !== undefined) {
+    changes.visibility = checkChoice<store.TopicRow['visibility']>(input.visibility, 'visibility', VISIBILITIES);
+  }
+  await store.updateTopic(ctx.db, topic.id, changes);
+}
+
+export async function deleteTopic(ctx: Context, id: string): Promise<void> {
+  const topic = await findTopicOrThrow(ctx, id);
+  await store.deleteTopic(ctx.db, topic.id);
+}
+
+/** GET /contacts/:id_or_email/topics: every topic, with the contact's choice or the topic's default. */
+export async function listContactTopics(ctx: Context, idOrEmail: string, page: PageRequest) {
+  const contact = await findContactOrThrow(ctx, idOrEmail);
+  const result = await store.listContactTopics(ctx.db, contact.id, page);
+  const data = result.data.map(({ visibility: _, ...row }) => ({ ...row, subscription: row.subscription as Subscription }));
+  return { has_more: result.has_more, data };
+}
+
+/** PATCH /contacts/:id_or_email/topics: sets the contact's choice on each topic given. */
+export async function updateContactTopics(ctx: Context, idOrEmail: string, refs: TopicRef[]) {
+  const contact = await findContactOrThrow(ctx, idOrEmail);
+  const topics = await checkTopicRefs(ctx, refs, 'topics');
+  await ctx.writer.transaction((tx) => store.setSubscriptions(tx, topics.map((t) => ({ contact_id: contact.id, ...t }))));
+  return { id: contact.id, topics: topics.map((t) => ({ id: t.topic_id, subscription: t.subscription })) };
+}

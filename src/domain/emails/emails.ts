@@ -1,0 +1,158 @@
+import { toTimestamp } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { AppError, notFound } from '../../errors.ts';
+import type { SendEmailInput } from './email-input.ts';
+import { newId } from '../../ids.ts';
+import * as emails from '../../store/emails.ts';
+import * as jobs from '../../store/jobs.ts';
+import type { PageRequest } from '../../store/paginate.ts';
+import { insertIdempotencyKey, type IdempotencyKeyRow } from '../../store/idempotency-keys.ts';
+import { insertTables } from '../../store/insert-rows.ts';
+import { renderBroadcastEmail } from '../broadcasts/broadcast-render.ts';
+import { recordEvents } from '../events/email-events.ts';
+import { prepareEmail, type PreparedEmail } from './email-input.ts';
+import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
+import { jobKey, jobRow, move, wakeAfterCommit } from '../jobs.ts';
+import { parseScheduledAt } from './schedule.ts';
+import type { SenderKey } from '../sending-domains/sender-domain.ts';
+
+/** The key of an email's send job. */
+export const sendJobKey = (emailId: string) => jobKey('send-email', emailId);
+
+/** An email's send job, due when the email is (now, or at its scheduled time). */
+export function sendJob(ctx: Context, emailId: string, runAt: number) {
+  return jobRow(ctx, 'send-email', { email_id: emailId }, { key: sendJobKey(emailId), runAt });
+}
+
+/**
+ * Stores prepared emails and their send jobs in one transaction (the outbox): once this returns,
+ * every email is on disk with the job that will deliver it. An email that failed at acceptance (no
+ * recipient its topic allows) gets no job.
+ */
+export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
+  const due = prepared.filter((p) => p.email.last_event !== 'failed');
+  const rows = { ...emails.emailRows(prepared), jobs: due.map((p) => sendJob(ctx, p.email.id, p.runAt)) };
+  if (idempotencyKey) {
+    await ctx.writer.transaction(async (tx) => {
+      await insertTables(tx, rows);
+      await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
+      wakeAfterCommit(ctx, tx);
+    });
+  } else {
+    await ctx.writer.insert(rows);
+  }
+}
+
+/** POST /emails: validate, store durably (once per Idempotency-Key), answer with the id. */
+export async function sendEmail(ctx: Context, input: SendEmailInput, key: SenderKey, idempotent?: IdempotentRequest): Promise<{ id: string }> {
+  return runIdempotent(ctx, idempotent, async (record) => {
+    const prepared = await prepareEmail(ctx, input, key);
+    const response = { id: prepared.email.id };
+    await storeEmails(ctx, [prepared], record?.(response));
+    return response;
+  });
+}
+
+type ListColumns =
+  | 'id' | 'to' | 'from' | 'created_at' | 'subject' | 'bcc' | 'cc' | 'reply_to' | 'last_event' | 'scheduled_at' | 'broadcast_id' | 'message_id';
+
+function toListItem(row: Pick<emails.EmailRow, ListColumns>) {
+  return {
+    id: row.id,
+    to: row.to,
+    from: row.from,
+    created_at: row.created_at,
+    subject: row.subject,
+    bcc: row.bcc,
+    cc: row.cc,
+    reply_to: row.reply_to,
+    last_event: row.last_event,
+    scheduled_at: row.scheduled_at,
+    message_id: row.message_id,
+    // Mailroom's addition, only on a broadcast's emails (as in Resend's webhook payloads).
+    ...(row.broadcast_id ? { broadcast_id: row.broadcast_id } : {}),
+  };
+}
+
+async function findEmailOrThrow(ctx: Context, id: string) {
+  const row = await emails.findEmailStatus(ctx.db, id);
+  if (!row) throw notFound('Email');
+  return row;
+}
+
+/**
+ * An email as it is sent and shown: a broadcast's email gets its body and headers rendered for its
+ * recipient (the worker and GET /emails/:id both read it here, so they never differ).
+ */
+export async function findEmailWithBody(ctx: Context, id: string): Promise<emails.EmailRow | undefined> {
+  const row = await emails.findEmail(ctx.db, id);
+  return row?.broadcast_id ? renderBroadcastEmail(ctx, row) : row;
+}
+
+/** Resend's email object. */
+export async function getEmail(ctx: Context, id: string) {
+  const row = await findEmailWithBody(ctx, id);
+  if (!row) throw notFound('Email');
+  return {
+    object: 'email' as const,
+    ...toListItem(row),
+    html: row.html,
+    text: row.text,
+    tags: (row.tags ?? []).map((t) => ({ name: t.name, value: t.value ?? '' })),
+    // Only when sent on a topic, as Resend's email object.
+    ...(row.topic_id ? { topic_id: row.topic_id } : {}),
+  };
+}
+
+export async function listEmails(ctx: Context, page: PageRequest) {
+  const result = await emails.listEmails(ctx.db, page);
+  return { has_more: result.has_more, data: result.data.map(toListItem) };
+}
+
+const NOT_SCHEDULED = 'Only scheduled emails that have not been sent can be changed.';
+
+/** PATCH /emails/:id: moves a scheduled email to a new time. */
+export async function rescheduleEmail(ctx: Context, id: string, scheduledAt: string | undefined): Promise<void> {
+  await findEmailOrThrow(ctx, id);
+  if (scheduledAt === undefined) throw new AppError('missing_required_field', 'Missing `scheduled_at` field.');
+  const runAt = parseScheduledAt(scheduledAt, ctx.clock.now());
+  await ctx.writer.transaction(async (tx) => {
+    const row = await emails.findEmailStatus(tx, id);
+    if (row?.last_event !== 'scheduled' || !(await move(ctx, tx, sendJobKey(id), runAt))) {
+      throw new AppError('validation_error', NOT_SCHEDULED);
+    }
+    await emails.setSchedule(tx, id, toTimestamp(runAt));
+  });
+}
+
+/** POST /emails/:id/cancel: a scheduled email is not sent after all. */
+export async function cancelEmail(ctx: Context, id: string): Promise<void> {
+  await findEmailOrThrow(ctx, id);
+  await ctx.writer.transaction(async (tx) => {
+    const row = await emails.findEmailStatus(tx, id);
+    if (row?.last_event !== 'scheduled' || !(await jobs.cancelJob(tx, sendJobKey(id)))) {
+      throw new AppError('validation_error', NOT_SCHEDULED);
+    }
+    await recordEvents(tx, id, [{ recipient: null, types: ['canceled'], response: null }], toTimestamp(ctx.clock.now()));
+  });
+}
+
+/** The bytes of a captured email's message (capture mode keeps what it would have sent). */
+export async function getCapturedMessage(ctx: Context, id: string): Promise<Buffer> {
+  await findEmailOrThrow(ctx, id);
+  const raw = await emails.findCapturedMessage(ctx.db, id);
+  if (!raw) throw notFound('Captured message');
+  return raw;
+}
+
+/** A captured email's message as JSON text. */
+export async function getCapturedEmail(ctx: Context, id: string) {
+  return { object: 'captured_email' as const, id, raw: (await getCapturedMessage(ctx, id)).toString('utf8') };
+}
+
+/** Every delivery event of an email, oldest first. */
+export async function listEmailEvents(ctx: Context, id: string) {
+  await findEmailOrThrow(ctx, id);
+  const rows = await emails.listEvents(ctx.db, id);
+  return { has_more: false, data: rows.map(({ email_id: _, ...event }) => event) };
+}

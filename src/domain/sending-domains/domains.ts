@@ -1,0 +1,165 @@
+import { toTimestamp } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { generateDkimKey } from '../../delivery/dkim.ts';
+import { AppError, invalidField, missingField, notFound, quoted } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import * as store from '../../store/domains.ts';
+import { cancelJob } from '../../store/jobs.ts';
+import { mapPage, type PageRequest } from '../../store/paginate.ts';
+import { asciiDomain } from '../recipients/addresses.ts';
+import { allRecords, recordsOf } from './domain-records.ts';
+import { restartVerification, scheduleCheck, verifyJobKey } from './domain-verification.ts';
+
+const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'];
+const SUBDOMAIN = /^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*$/;
+
+export interface DomainSettingsInput {
+  open_tracking?: boolean;
+  click_tracking?: boolean;
+  tls?: string;
+  capabilities?: { sending?: string; receiving?: string };
+  tracking_subdomain?: string;
+}
+
+export interface DomainInput extends DomainSettingsInput {
+  name?: string;
+  region?: string;
+  custom_return_path?: string;
+}
+
+function subdomain(value: string, field: string): string {
+  const lower = value.toLowerCase();
+  if (!SUBDOMAIN.test(lower)) throw invalidField(field, 'expected a subdomain: letters, digits and hyphens, such as "send".');
+  return lower;
+}
+
+function capability(value: string | undefined, field: string): string | undefined {
+  if (value !== undefined && value !== 'enabled' && value !== 'disabled') throw invalidField(field, 'must be "enabled" or "disabled".');
+  return value;
+}
+
+/** The settings create and update share, checked and in storage form. */
+function settingsOf(input: DomainSettingsInput): store.DomainSettings {
+  const settings: store.DomainSettings = {};
+  if (input.open_tracking !== undefined) settings.open_tracking = input.open_tracking ? 1 : 0;
+  if (input.click_tracking !== undefined) settings.click_tracking = input.click_tracking ? 1 : 0;
+  if (input.tracking_subdomain !== undefined) settings.tracking_subdomain = subdomain(input.tracking_subdomain, 'tracking_subdomain');
+  if (input.tls !== undefined) {
+    if (input.tls !== 'opportunistic' && input.tls !== 'enforced') throw invalidField('tls', 'must be "opportunistic" or "enforced".');
+    settings.tls = input.tls;
+  }
+  const sending = capability(input.capabilities?.sending, 'capabilities.sending');
+  const receiving = capability(input.capabilities?.receiving, 'capabilities.receiving');
+  // Mailroom sends; it does not receive. Sending is therefore the one capability, and stays enabled.
+  if (receiving === 'enabled') throw invalidField('capabilities.receiving', 'Mailroom does not receive email; it must be "disabled".');
+  if (sending === 'disabled') throw new AppError('validation_error', 'At least one capability must be enabled: `capabilities.sending` must be "enabled".');
+  if (sending) settings.sending = sending;
+  if (receiving) settings.receiving = receiving;
+  return settings;
+}
+
+/** Resend's domain object (POST answers it without `object`), plus Mailroom's `custom_return_path` and `tls`. */
+function toDomain(ctx: Context, row: store.DomainRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    created_at: row.created_at,
+    region: row.region,
+    open_tracking: row.open_tracking === 1,
+    click_tracking: row.click_tracking === 1,
+    ...(row.tracking_subdomain === null ? {} : { tracking_subdomain: row.tracking_subdomain }),
+    capabilities: { sending: row.sending, receiving: row.receiving },
+    custom_return_path: row.custom_return_path,
+    tls: row.tls,
+    records: recordsOf(row, ctx.config.mailHostname),
+  };
+}
+
+const alreadyRegistered = (name: string) => new AppError('forbidden', `The ${name} domain has already been registered.`);
+
+/** POST /domains: checks the input, makes the domain's DKIM key, stores it with its records not_started. */
+export async function createDomain(ctx: Context, input: DomainInput) {
+  if (input.name === undefined) throw missingField('name');
+  const name = asciiDomain(input.name.trim());
+  if (!name) throw invalidField('name', `${quoted(input.name)} is not a domain name such as example.com.`);
+  const region = input.region ?? 'us-east-1';
+  if (!REGIONS.includes(region)) throw new AppError('invalid_region', `Region must be ${REGIONS.map((r) => `"${r}"`).join(' | ')}`);
+  const returnPath = subdomain(input.custom_return_path ?? 'send', 'custom_return_path');
+  const settings = settingsOf(input);
+  if (await store.findDomainByName(ctx.db, name)) throw alreadyRegistered(name);
+
+  const id = newId();
+  const key = await generateDkimKey(ctx.secret, id);
+  const row: store.DomainRow = {
+    id,
+    name,
+    status: 'not_started',
+    record_statuses: allRecords('not_started'),
+    verify_started_at: null,
+    region,
+    custom_return_path: returnPath,
+    open_tracking: 0,
+    click_tracking: 0,
+    tracking_subdomain: null,
+    tls: 'opportunistic',
+    sending: 'enabled',
+    receiving: 'disabled',
+    ...settings,
+    dkim_selector: key.selector,
+    dkim_public_key: key.publicKey,
+    dkim_private_key: key.sealedPrivateKey,
+    created_at: toTimestamp(ctx.clock.now()),
+  };
+  if (!(await store.insertDomain(ctx.db, row))) throw alreadyRegistered(name);
+  ctx.domains.clear();
+  return toDomain(ctx, row);
+}
+
+async function findOrThrow(ctx: Context, id: string): Promise<store.DomainRow> {
+  const row = await store.findDomain(ctx.db, id);
+  if (!row) throw notFound('Domain');
+  return row;
+}
+
+export async function getDomain(ctx: Context, id: string) {
+  return { object: 'domain' as const, ...toDomain(ctx, await findOrThrow(ctx, id)) };
+}
+
+/** GET /domains: rows without records (an older endpoint: everything unless `limit` is given). */
+export async function listDomains(ctx: Context, page: PageRequest) {
+  const result = await store.listDomains(ctx.db, page);
+  return mapPage(result, ({ sending, receiving, open_tracking, click_tracking, ...row }) => ({
+    ...row,
+    open_tracking: open_tracking === 1,
+    click_tracking: click_tracking === 1,
+    capabilities: { sending, receiving },
+  }));
+}
+
+export async function updateDomain(ctx: Context, id: string, input: DomainSettingsInput): Promise<void> {
+  if (!(await store.updateDomain(ctx.db, id, settingsOf(input)))) throw notFound('Domain');
+  ctx.domains.clear();
+}
+
+/** DELETE /domains/:id: the domain, its key and its pending checks. */
+export async function deleteDomain(ctx: Context, id: string): Promise<void> {
+  const deleted = await ctx.writer.transaction(async (tx) => {
+    await cancelJob(tx, verifyJobKey(id));
+    return store.deleteDomain(tx, id);
+  });
+  if (!deleted) throw notFound('Domain');
+  ctx.domains.clear();
+}
+
+/** POST /domains/:id/verify: the records are looked up by a job due now; it answers at once. */
+export async function verifyDomain(ctx: Context, id: string): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.writer.transaction(async (tx) => {
+    const row = await store.findDomain(tx, id);
+    if (!row) throw notFound('Domain');
+    await store.setVerification(tx, id, restartVerification(row, now));
+    await scheduleCheck(ctx, tx, id, now);
+  });
+  ctx.domains.clear();
+}

@@ -1,0 +1,32 @@
+import type { Context } from '../../context.ts';
+import { AppError } from '../../errors.ts';
+import type { ApiKeyRow } from '../../store/api-keys.ts';
+import { findDomain } from '../../store/domains.ts';
+import { domainOf } from '../recipients/addresses.ts';
+import { SENDABLE } from './domain-verification.ts';
+
+/** The API key a send comes with: a `sending_access` key may be bound to one domain. */
+export type SenderKey = Pick<ApiKeyRow, 'domain_id'> | null;
+
+/**
+ * The rules on a `from` address's domain (its ASCII form, as parseMailbox returns it): a key bound to a
+ * domain sends only from it, and with MAILROOM_REQUIRE_VERIFIED_DOMAIN only verified domains send
+ * (Resend's test domain, resend.dev, included). Both answer 403 `validation_error`, as Resend does.
+ */
+export async function checkSenderDomain(ctx: Context, fromAddress: string, key: SenderKey): Promise<void> {
+  const name = domainOf(fromAddress);
+  if (key?.domain_id) {
+    const allowed = await findDomain(ctx.db, key.domain_id);
+    if (allowed?.name !== name) {
+      throw new AppError('forbidden', `This API key can only send from ${allowed ? `the ${allowed.name} domain` : 'a domain that has been deleted'}.`);
+    }
+  }
+  if (!ctx.config.requireVerifiedDomain) return;
+  const domain = await ctx.domains.find(name);
+  if (!domain || !SENDABLE.has(domain.status)) {
+    throw new AppError(
+      'forbidden',
+      `The ${name} domain is not verified. Please, add and verify your domain with POST /domains and POST /domains/:id/verify (see docs/domains.md).`,
+    );
+  }
+}

@@ -1,0 +1,82 @@
+// Every route of the app's route table, read from Fastify (a new route is covered without a change
+// here), called with each kind of bad or limited credential: each must be refused in Resend's shape,
+// except the routes that declare themselves public or open to sending-access keys.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startApp, type TestApp } from '../support/harness.ts';
+
+const SOME_ID = '0192e3a4-1111-7000-8000-000000000000';
+
+/** A route's path without its parameters' patterns: `/emails/:id`. */
+const plain = (url: string) => url.replace(/\([^)]*\)/g, '');
+
+interface Credential {
+  name: string;
+  authorization: string | undefined;
+  /** The refusal every route but the public ones gives, or undefined when the access level decides. */
+  refusal?: { status: number; name: string };
+}
+
+describe('authorization of every route', () => {
+  let t: TestApp;
+  let credentials: Credential[];
+  before(async () => {
+    t = await startApp('sqlite', { worker: false });
+    const deleted = await t.resend.apiKeys.create({ name: 'deleted' });
+    await t.resend.apiKeys.remove(deleted.data!.id);
+    const sending = await t.resend.apiKeys.create({ name: 'sending', permission: 'sending_access' });
+    credentials = [
+      { name: 'no key', authorization: undefined, refusal: { status: 401, name: 'missing_api_key' } },
+      { name: 'a malformed header', authorization: 'Basic dXNlcjpwYXNz', refusal: { status: 401, name: 'missing_api_key' } },
+      { name: 'an unknown key', authorization: 'Bearer re_unknown_0123456789', refusal: { status: 403, name: 'invalid_api_key' } },
+      { name: 'a deleted key', authorization: `Bearer ${deleted.data!.token}`, refusal: { status: 403, name: 'invalid_api_key' } },
+      { name: 'a sending-access key', authorization: `Bearer ${sending.data!.token}` },
+    ];
+  });
+  after(() => t.close());
+
+  it('reads a route table that holds the whole API', () => {
+    const names = t.app.routeTable.map((route) => `${route.method} ${plain(route.url)}`);
+    for (const expected of ['POST /emails', 'GET /domains/:id', 'DELETE /contacts/:id', 'GET /health']) {
+      assert.ok(names.includes(expected), `${expected} is missing from ${names.join(', ')}`);
+    }
+  });
+
+  it('refuses each bad credential, and a sending-access key outside the sending routes', async () => {
+    const checked: string[] = [];
+    for (const route of t.app.routeTable) {
+      const path = plain(route.url).replace(/:[A-Za-z_]+/g, SOME_ID).replace(/\*$/, 'x');
+      for (const credential of credentials) {
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (credential.authorization) headers.authorization = credential.authorization;
+        const hasBody = !['GET', 'HEAD', 'DELETE'].includes(route.method);
+        const response = await fetch(`${t.url}${path}`, { method: route.method, headers, body: hasBody ? '{}' : undefined });
+        const text = await response.text();
+        const what = `${route.method} ${plain(route.url)} with ${credential.name} answered ${response.status} ${text.slice(0, 200)}`;
+        const refusal =
+          route.access === 'public'
+            ? undefined
+            : (credential.refusal ?? (route.access === 'full' ? { status: 401, name: 'restricted_api_key' } : undefined));
+        if (!refusal) {
+          assert.ok(![401, 403].includes(response.status), what);
+          continue;
+        }
+        assert.equal(response.status, refusal.status, what);
+        if (route.method === 'HEAD') continue;
+        const body = JSON.parse(text);
+        assert.deepEqual(Object.keys(body).sort(), ['message', 'name', 'statusCode'], what);
+        assert.equal(body.statusCode, refusal.status, what);
+        assert.equal(body.name, refusal.name, what);
+      }
+      checked.push(`${route.method} ${plain(route.url)}`);
+    }
+    assert.ok(checked.length > 60, `only ${checked.length} routes`);
+  });
+
+  it('opens to sending-access keys only the routes that send', () => {
+    const sending = t.app.routeTable.filter((route) => route.access === 'sending').map((route) => `${route.method} ${plain(route.url)}`);
+    assert.deepEqual(sending.sort(), ['POST /emails', 'POST /emails/batch']);
+    const open = t.app.routeTable.filter((route) => route.access === 'public').map((route) => `${route.method} ${plain(route.url)}`);
+    assert.deepEqual(open.sort(), ['GET /health', 'GET /openapi.json', 'GET /unsubscribe/:token', 'HEAD /health', 'HEAD /openapi.json', 'HEAD /unsubscribe/:token', 'POST /unsubscribe/:token']);
+  });
+});

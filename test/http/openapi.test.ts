@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { startApp, type TestApp } from '../support/harness.ts';
+
+type Schema = Record<string, any>;
+
+const PUBLIC = ['GET /health', 'GET /unsubscribe/{token}', 'POST /unsubscribe/{token}'];
+
+/** Every operation of the document, as `METHOD /path`. */
+function operations(document: Schema): [string, Schema][] {
+  return Object.entries(document.paths as Schema).flatMap(([path, methods]) =>
+    Object.entries(methods as Schema).map(([method, operation]): [string, Schema] => [`${method.toUpperCase()} ${path}`, operation]),
+  );
+}
+
+describe('the OpenAPI document', () => {
+  let t: TestApp;
+  let document: Schema;
+  before(async () => {
+    t = await startApp('sqlite', { worker: false, env: { MAILROOM_PUBLIC_URL: 'https://mail.example.com/' } });
+    document = (await (await fetch(`${t.url}/openapi.json`)).json()) as Schema;
+  });
+  after(() => t.close());
+
+  it('is a valid OpenAPI 3 document, naming the server at the public URL', async () => {
+    const result = await validate(structuredClone(document) as never);
+    assert.ok(result.valid, result.valid ? '' : compileErrors(result));
+    assert.match(document.openapi, /^3\./);
+    assert.deepEqual(document.servers, [{ url: 'https://mail.example.com' }]);
+  });
+
+  it('asks for the API key on every operation but the public ones, as the API does', async () => {
+    assert.deepEqual(document.security, [{ bearerAuth: [] }]);
+    const open: string[] = [];
+    for (const [name, operation] of operations(document)) {
+      if (operation.security !== undefined) {
+        assert.deepEqual(operation.security, [], name);
+        open.push(name);
+      }
+      // The document tells the truth: without a key, a secured operation answers 401 and a public one does not.
+      const [method, path] = name.split(' ') as [string, string];
+      const url = path.replace(/\{[^}]+\}/g, '0192e3a4-1111-7000-8000-000000000000');
+      const response = await fetch(`${t.url}${url}`, { method });
+      await response.arrayBuffer();
+      assert.equal(response.status === 401, operation.security === undefined, `${name} answered ${response.status}`);
+    }
+    assert.deepEqual(open.sort(), PUBLIC);
+  });
+
+  it("declares Resend's error body for 4XX and 5XX on every operation; the unsubscribe page's errors are html", () => {
+    assert.deepEqual(document.components.schemas.ErrorBody.required, ['statusCode', 'name', 'message']);
+    const count = operations(document).length;
+    assert.ok(count > 50, `${count} operations`);
+    for (const [name, operation] of operations(document)) {
+      for (const status of ['4XX', '5XX']) {
+        const content = operation.responses[status]?.content;
+        if (name.includes('/unsubscribe/')) assert.deepEqual(Object.keys(content), ['text/html'], `${name} ${status}`);
+        else assert.deepEqual(content, { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } }, `${name} ${status}`);
+      }
+    }
+  });
+
+  it('shows the multipart form of POST /contacts/imports and the form bodies of one-click unsubscribe', () => {
+    const imports = document.paths['/contacts/imports'].post.requestBody.content;
+    assert.deepEqual(Object.keys(imports), ['multipart/form-data']);
+    const form = imports['multipart/form-data'].schema;
+    assert.deepEqual(Object.keys(form.properties), ['file', 'column_map', 'on_conflict', 'segments', 'topics']);
+    assert.deepEqual(form.required, ['file']);
+    assert.equal(form.properties.file.format, 'binary');
+
+    const oneClick = document.paths['/unsubscribe/{token}'].post.requestBody.content;
+    assert.deepEqual(Object.keys(oneClick), ['application/x-www-form-urlencoded', 'multipart/form-data']);
+    for (const type of Object.keys(oneClick)) assert.ok(oneClick[type].schema.properties['List-Unsubscribe'], type);
+  });
+
+  it('shows both answers of GET /emails/{id}/raw: JSON, and the message itself', () => {
+    const content = document.paths['/emails/{id}/raw'].get.responses['200'].content;
+    assert.deepEqual(Object.keys(content), ['application/json', 'message/rfc822']);
+    assert.equal(content['message/rfc822'].schema.format, 'binary');
+  });
+});
