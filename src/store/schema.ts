@@ -59,6 +59,53 @@ export interface EmailAttachmentTable {
   content: Buffer;
 }
 
+export interface EventTable {
+  id: string;
+  /** A webhook event type: `email.delivered`, `contact.created`... */
+  type: string;
+  created_at: string;
+  /** The payload's `data`, JSON. */
+  data: string;
+}
+
+export type WebhookStatus = 'enabled' | 'disabled';
+
+export interface WebhookTable {
+  id: string;
+  endpoint: string;
+  /** JSON array of event types. */
+  events: string;
+  status: WebhookStatus;
+  disabled_reason: string | null;
+  /** Sealed with MAILROOM_SECRET. */
+  signing_secret: string;
+  /** Epoch ms of the first failed attempt since the last success. */
+  failing_since: number | null;
+  created_at: string;
+}
+
+export type WebhookMessageStatus = 'pending' | 'attempting' | 'success' | 'failed';
+
+export interface WebhookMessageTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  status: WebhookMessageStatus;
+  next_attempt_at: string | null;
+  created_at: string;
+}
+
+export interface WebhookAttemptTable {
+  id: string;
+  message_id: string;
+  sent_at: string;
+  http_status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  /** The first KB of the response body. */
+  response: string | null;
+}
+
 export interface EmailEventTable {
   id: string;
   email_id: string;
@@ -272,6 +319,10 @@ export interface Database {
   email_recipients: EmailRecipientTable;
   email_attachments: EmailAttachmentTable;
   email_events: EmailEventTable;
+  events: EventTable;
+  webhooks: WebhookTable;
+  webhook_messages: WebhookMessageTable;
+  webhook_attempts: WebhookAttemptTable;
   captured_messages: CapturedMessageTable;
   jobs: JobTable;
   workers: WorkerTable;

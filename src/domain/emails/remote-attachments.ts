@@ -1,10 +1,8 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
 import { basename } from 'node:path';
-import ipaddr from 'ipaddr.js';
 import { AppError } from '../../errors.ts';
+import { guardedLookup, isPrivateLiteral } from '../../net-guard.ts';
 
 /** How long all the remote attachments of one email may take to fetch, together. */
 export const REMOTE_TIMEOUT_MS = 15_000;
@@ -34,34 +32,6 @@ function fileName(url: URL): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Only public unicast addresses: never loopback, private, link-local, multicast or reserved ranges. */
-export function isPublicAddress(ip: string): boolean {
-  let address = ipaddr.parse(ip);
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
-    address = (address as ipaddr.IPv6).toIPv4Address();
-  }
-  return address.range() === 'unicast';
-}
-
-/**
- * A DNS lookup that refuses private answers. The connection is made to the address checked here,
- * so a name that resolves differently a moment later (DNS rebinding) cannot slip past.
- */
-function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '', 0);
-      const list = addresses as LookupAddress[];
-      const usable = allowPrivate ? list : list.filter((a) => isPublicAddress(a.address));
-      if (usable.length === 0) {
-        return callback(Object.assign(new Error('private address'), { code: 'EPRIVATE' }), '', 0);
-      }
-      if (options.all) return callback(null, usable as never, 0);
-      callback(null, usable[0]!.address, usable[0]!.family);
-    });
-  };
 }
 
 function request(url: URL, allowPrivate: boolean, maxBytes: number, signal: AbortSignal) {
@@ -106,8 +76,7 @@ export async function fetchRemoteFile(
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw attachmentError(field, 'only http and https URLs are fetched.');
     // An IP literal is connected to without a lookup, so it is checked here.
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!options.allowPrivate && isIP(host) && !isPublicAddress(host)) {
+    if (!options.allowPrivate && isPrivateLiteral(url)) {
       throw attachmentError(field, 'private and loopback addresses are not fetched.');
     }
     let response;
