@@ -26,6 +26,7 @@ import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
+import { webhookEventRoutes } from './http/routes/webhook-events.ts';
 
 /** A route as registered, with who may call it. */
 export interface RouteEntry {
@@ -128,6 +129,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   domainRoutes(app, ctx);
   broadcastRoutes(app, ctx);
   unsubscribeRoutes(app, ctx);
+  webhookEventRoutes(app, ctx);
 
   return app;
 }

@@ -39,6 +39,10 @@ export interface Config {
   };
   readonly logLevel: string;
   readonly allowPrivateAttachmentUrls: boolean;
+  readonly webhooks: {
+    /** An endpoint whose every delivery failed for this long is disabled. */
+    readonly disableAfterMs: number;
+  };
   /** Keys Mailroom's own encryption and signatures; see secret.ts for the default. */
   readonly secret: string | undefined;
   readonly worker: {
@@ -199,6 +203,7 @@ export function readConfig(env: Env = process.env): Config {
     }),
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),
+    webhooks: Object.freeze({ disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_DAYS', 5, 1, 365) * 86_400_000 }),
     secret: secret(env),
     worker: Object.freeze({
       concurrency: integer(env, 'WORKER_CONCURRENCY', 64, 1, 1000),

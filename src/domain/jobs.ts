@@ -10,6 +10,7 @@ export interface TaskPayloads {
   'send-broadcast': { broadcast_id: string };
   'import-contacts': { import_id: string };
   'verify-domain': { domain_id: string };
+  'deliver-webhook': { message_id: string };
 }
 
 export type TaskName = keyof TaskPayloads;
@@ -30,6 +31,8 @@ const ATTEMPTS: { [T in TaskName]: (config: Config) => number } = {
   'import-contacts': (config) => config.worker.maxAttempts,
   // The 72-hour window ends the checks (domain-verification.ts), not the count: about 20 at most.
   'verify-domain': () => 1000,
+  // The schedule ends the attempts (workers/deliver-webhook.ts), not the count.
+  'deliver-webhook': () => 1000,
 };
 
 /** The key that names the one job of `task` for an entity (its email, broadcast...), for later changes. */

@@ -5,7 +5,7 @@ import type { ContactTopicTable, TopicTable } from './schema.ts';
 
 export type TopicRow = TopicTable;
 
-export async function insertTopic(db: Db, row: TopicRow): Promise<void> {
+export async function insertTopic(db: Db | Tx, row: TopicRow): Promise<void> {
   await db.insertInto('topics').values(row).execute();
 }
 
@@ -25,7 +25,7 @@ export async function listTopics(db: Db, page: PageRequest) {
 }
 
 export async function updateTopic(
-  db: Db,
+  db: Db | Tx,
   id: string,
   changes: Partial<Pick<TopicRow, 'name' | 'description' | 'visibility'>>,
 ): Promise<void> {
@@ -33,7 +33,7 @@ export async function updateTopic(
 }
 
 /** Deletes a topic and every subscription to it (cascade). */
-export async function deleteTopic(db: Db, id: string): Promise<void> {
+export async function deleteTopic(db: Db | Tx, id: string): Promise<void> {
   await db.deleteFrom('topics').where('id', '=', id).execute();
 }
 

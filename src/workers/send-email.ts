@@ -61,7 +61,7 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
     else real.push(address);
   }
   if (real.length > 0 || ctx.transport.kind === 'capture') outcomes.push(...(await deliver(ctx, email, real)));
-  await recordOutcomes(ctx, job, emailId, outcomes);
+  await recordOutcomes(ctx, job, email, outcomes);
 }
 
 /**
@@ -101,7 +101,8 @@ async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<Out
  * holds the job: one stopping at its timeout hands back the jobs it has not finished (runner.ts), and
  * another worker may be sending this one already.
  */
-async function recordOutcomes(ctx: Context, job: Job<'send-email'>, emailId: string, outcomes: Outcome[]): Promise<void> {
+async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: EmailRow, outcomes: Outcome[]): Promise<void> {
+  const emailId = email.id;
   const exhausted = job.attempts >= job.max_attempts;
   const groups = outcomes.map((o) => ({ recipient: o.address, types: eventsFor(o, exhausted), response: o.response }));
   for (const g of groups) ctx.deliveryLog.record({ email: emailId, recipient: g.recipient, outcome: g.types.at(-1)!, response: g.response, attempt: job.attempts });
@@ -112,6 +113,6 @@ async function recordOutcomes(ctx: Context, job: Job<'send-email'>, emailId: str
       deferral && !exhausted
         ? await retryHeldJob(tx, job.id, job.locked_by!, now + backoffMs(job.attempts), deferral.response)
         : await completeHeldJob(tx, job.id, job.locked_by!);
-    if (held) await recordEvents(tx, emailId, groups, toTimestamp(now));
+    if (held) await recordEvents(ctx, tx, email, groups, toTimestamp(now));
   });
 }

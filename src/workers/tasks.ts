@@ -1,5 +1,6 @@
 import type { Context } from '../context.ts';
 import type { Job, TaskName } from '../domain/jobs.ts';
+import { deliverWebhookTask } from './deliver-webhook.ts';
 import { importContactsTask } from './import-contacts.ts';
 import { sendBroadcastTask } from './send-broadcast.ts';
 import { sendEmailTask } from './send-email.ts';
@@ -16,4 +17,5 @@ export const tasks: Tasks = {
   'import-contacts': importContactsTask,
   'verify-domain': verifyDomainTask,
   'send-broadcast': sendBroadcastTask,
+  'deliver-webhook': deliverWebhookTask,
 };

@@ -5,6 +5,9 @@ import { newId } from '../../ids.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import type { Subscription } from '../../store/schema.ts';
 import * as store from '../../store/topics.ts';
+import { logEvents, type NewEvent } from '../events/event-log.ts';
+import { isoTime } from '../webhooks/email-payload.ts';
+import type { WebhookEventType } from '../webhooks/event-types.ts';
 import { checkTopicRefs, findContactOrThrow, type TopicRef } from './contact-input.ts';
 
 export interface TopicInput {
@@ -27,6 +30,15 @@ function checkChoice<T extends string>(value: string, field: string, choices: st
   return value as T;
 }
 
+/** A topic.* webhook event: the topic as it stands after the change. */
+function topicEvent(type: WebhookEventType, topic: store.TopicRow, at: string): NewEvent {
+  const { id, name, description, default_subscription, visibility, created_at } = topic;
+  return {
+    type,
+    data: { id, name, description, default_subscription, visibility, deleted: type === 'topic.deleted', created_at: isoTime(created_at), updated_at: isoTime(at) },
+  };
+}
+
 export async function findTopicOrThrow(ctx: Context, id: string): Promise<store.TopicRow> {
   const topic = await store.findTopic(ctx.db, id.toLowerCase());
   if (!topic) throw notFound('Topic');
@@ -45,7 +57,10 @@ export async function createTopic(ctx: Context, input: TopicInput): Promise<{ id
     visibility: checkChoice(input.visibility ?? 'private', 'visibility', VISIBILITIES),
     created_at: toTimestamp(ctx.clock.now()),
   };
-  await store.insertTopic(ctx.db, row);
+  await ctx.writer.transaction(async (tx) => {
+    await store.insertTopic(tx, row);
+    await logEvents(ctx, tx, [topicEvent('topic.created', row, row.created_at)], row.created_at);
+  });
   return { id: row.id };
 }
 
@@ -67,12 +82,20 @@ export async function updateTopic(ctx: Context, id: string, input: TopicInput): 
   if (input.visibility !== undefined) {
     changes.visibility = checkChoice<store.TopicRow['visibility']>(input.visibility, 'visibility', VISIBILITIES);
   }
-  await store.updateTopic(ctx.db, topic.id, changes);
+  const at = toTimestamp(ctx.clock.now());
+  await ctx.writer.transaction(async (tx) => {
+    await store.updateTopic(tx, topic.id, changes);
+    await logEvents(ctx, tx, [topicEvent('topic.updated', { ...topic, ...changes }, at)], at);
+  });
 }
 
 export async function deleteTopic(ctx: Context, id: string): Promise<void> {
   const topic = await findTopicOrThrow(ctx, id);
-  await store.deleteTopic(ctx.db, topic.id);
+  const at = toTimestamp(ctx.clock.now());
+  await ctx.writer.transaction(async (tx) => {
+    await store.deleteTopic(tx, topic.id);
+    await logEvents(ctx, tx, [topicEvent('topic.deleted', topic, at)], at);
+  });
 }
 
 /** GET /contacts/:id_or_email/topics: every topic, with the contact's choice or the topic's default. */

@@ -129,11 +129,11 @@ export async function rescheduleEmail(ctx: Context, id: string, scheduledAt: str
 export async function cancelEmail(ctx: Context, id: string): Promise<void> {
   await findEmailOrThrow(ctx, id);
   await ctx.writer.transaction(async (tx) => {
-    const row = await emails.findEmailStatus(tx, id);
+    const row = await emails.findEmail(tx, id);
     if (row?.last_event !== 'scheduled' || !(await jobs.cancelJob(tx, sendJobKey(id)))) {
       throw new AppError('validation_error', NOT_SCHEDULED);
     }
-    await recordEvents(tx, id, [{ recipient: null, types: ['canceled'], response: null }], toTimestamp(ctx.clock.now()));
+    await recordEvents(ctx, tx, row, [{ recipient: null, types: ['canceled'], response: null }], toTimestamp(ctx.clock.now()));
   });
 }
 

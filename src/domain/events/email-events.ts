@@ -1,7 +1,10 @@
+import type { Context } from '../../context.ts';
 import { newId } from '../../ids.ts';
 import * as emails from '../../store/emails.ts';
 import type { EventRow, RecipientRow } from '../../store/emails.ts';
 import type { Tx } from '../../store/db.ts';
+import { emailEvents, type EventEmail } from '../webhooks/email-payload.ts';
+import { logEvents } from './event-log.ts';
 
 /**
  * Where an email or one of its recipients can stand, lowest rank first. The events one step records are
@@ -30,12 +33,15 @@ function plan(emailId: string, groups: RecipientEvents[], at: string): { rows: E
 
 /**
  * Records one step of an email in the caller's transaction: its event rows, each recipient's status (its
- * last event of the step) and the email's last_event, together. The only place that writes them.
+ * last event of the step), the email's last_event and the webhook events (event-log.ts), together. The
+ * only place that writes them.
  */
-export async function recordEvents(tx: Tx, emailId: string, groups: RecipientEvents[], at: string): Promise<void> {
+export async function recordEvents(ctx: Context, tx: Tx, email: EventEmail, groups: RecipientEvents[], at: string): Promise<void> {
+  const emailId = email.id;
   const { rows, lastEvent } = plan(emailId, groups, at);
   if (lastEvent === undefined) return;
   await emails.insertEvents(tx, rows);
+  await logEvents(ctx, tx, emailEvents(email, rows.map((row) => ({ state: row.type as EmailState, response: row.response }))), at);
   for (const group of groups) {
     const status = group.types.at(-1)!;
     if (group.recipient === null) await emails.setRecipientsStatus(tx, emailId, status);

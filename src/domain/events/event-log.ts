@@ -1,0 +1,41 @@
+// The event log: every state change worth telling an application about is written here, in the
+// transaction of the change, with one outbox message (and its delivery job) per enabled endpoint
+// subscribed to its type. Nothing else writes events or webhook messages.
+import type { Context } from '../../context.ts';
+import { newId } from '../../ids.ts';
+import type { Tx } from '../../store/db.ts';
+import { eventToTable } from '../../store/events.ts';
+import { insertTables, type Rows } from '../../store/insert-rows.ts';
+import type { WebhookRow } from '../../store/webhooks.ts';
+import { findSubscribedWebhooks } from '../../store/webhooks.ts';
+import { jobKey, jobRow, wakeAfterCommit } from '../jobs.ts';
+import type { WebhookEventType } from '../webhooks/event-types.ts';
+
+export interface NewEvent {
+  type: WebhookEventType;
+  data: Record<string, unknown>;
+}
+
+/** The rows of `events`, their messages to `subscribers` and the messages' delivery jobs. */
+export function eventRows(ctx: Context, events: NewEvent[], subscribers: (type: WebhookEventType) => WebhookRow[], at: string): Rows {
+  const rows = { events: [], webhook_messages: [], jobs: [] } satisfies Rows as Required<Pick<Rows, 'events' | 'webhook_messages' | 'jobs'>>;
+  for (const event of events) {
+    const id = newId();
+    rows.events.push(eventToTable({ id, type: event.type, created_at: at, data: event.data }));
+    for (const webhook of subscribers(event.type)) {
+      const messageId = newId();
+      rows.webhook_messages.push({ id: messageId, webhook_id: webhook.id, event_id: id, status: 'pending', next_attempt_at: at, created_at: at });
+      rows.jobs.push(jobRow(ctx, 'deliver-webhook', { message_id: messageId }, { key: jobKey('deliver-webhook', messageId) }));
+    }
+  }
+  return rows;
+}
+
+/** Records `events` in the caller's transaction, and wakes local workers after it commits if any went out. */
+export async function logEvents(ctx: Context, tx: Tx, events: NewEvent[], at: string): Promise<void> {
+  if (events.length === 0) return;
+  const webhooks = await findSubscribedWebhooks(tx, events.map((e) => e.type));
+  const rows = eventRows(ctx, events, (type) => webhooks.filter((w) => w.events.includes(type)), at);
+  await insertTables(tx, rows);
+  if (rows.jobs!.length > 0) wakeAfterCommit(ctx, tx);
+}

@@ -1,0 +1,56 @@
+// What became of the events sent to an endpoint: its delivery log, each event's attempts, and replay.
+import { toTimestamp } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { notFound } from '../../errors.ts';
+import * as events from '../../store/events.ts';
+import type { PageRequest } from '../../store/paginate.ts';
+import { findWebhook } from '../../store/webhooks.ts';
+import { jobKey, replace } from '../jobs.ts';
+import { isoTime } from './email-payload.ts';
+
+async function webhookOrThrow(ctx: Context, webhookId: string): Promise<void> {
+  if (!(await findWebhook(ctx.db, webhookId))) throw notFound('Webhook');
+}
+
+async function messageOrThrow(ctx: Context, webhookId: string, eventId: string) {
+  await webhookOrThrow(ctx, webhookId);
+  const message = await events.findEndpointMessage(ctx.db, webhookId, eventId);
+  if (!message) throw notFound('Webhook event');
+  return message;
+}
+
+export async function listWebhookEvents(ctx: Context, webhookId: string, page: PageRequest) {
+  await webhookOrThrow(ctx, webhookId);
+  return events.listEndpointEvents(ctx.db, webhookId, page);
+}
+
+/** One event as this endpoint got it (or will): where it stands, its next try, and the payload itself. */
+export async function getWebhookEvent(ctx: Context, webhookId: string, eventId: string) {
+  const message = await messageOrThrow(ctx, webhookId, eventId);
+  return {
+    id: message.event_id,
+    type: message.type,
+    created_at: message.created_at,
+    status: message.status,
+    next_attempt_at: message.next_attempt_at,
+    payload: { type: message.type, created_at: isoTime(message.created_at), data: message.data },
+  };
+}
+
+export async function listWebhookAttempts(ctx: Context, webhookId: string, eventId: string, page: PageRequest) {
+  const message = await messageOrThrow(ctx, webhookId, eventId);
+  return events.listAttempts(ctx.db, message.id, page);
+}
+
+/**
+ * Sends an event to the endpoint again, whether it failed or succeeded: a new attempt now, under the
+ * same message id (receivers dedupe on it), with the retry schedule started afresh.
+ */
+export async function replayWebhookEvent(ctx: Context, webhookId: string, eventId: string): Promise<void> {
+  const message = await messageOrThrow(ctx, webhookId, eventId);
+  const now = ctx.clock.now();
+  await ctx.writer.transaction(async (tx) => {
+    await events.setMessageStatus(tx, message.id, 'pending', toTimestamp(now));
+    await replace(ctx, tx, 'deliver-webhook', { message_id: message.id }, { key: jobKey('deliver-webhook', message.id), runAt: now });
+  });
+}

@@ -1,0 +1,62 @@
+import type { EmailRow } from '../../store/emails.ts';
+import type { EmailState } from '../events/email-events.ts';
+import type { NewEvent } from '../events/event-log.ts';
+import type { WebhookEventType } from './event-types.ts';
+
+export type EventEmail = Pick<EmailRow, 'id' | 'from' | 'to' | 'subject' | 'message_id' | 'created_at' | 'broadcast_id' | 'template_id' | 'tags' | 'headers'>;
+
+/** The email states an application hears of, by their webhook event type. */
+const EVENT_TYPES: Partial<Record<EmailState, WebhookEventType>> = {
+  scheduled: 'email.scheduled',
+  sent: 'email.sent',
+  delivered: 'email.delivered',
+  delivery_delayed: 'email.delivery_delayed',
+  bounced: 'email.bounced',
+  complained: 'email.complained',
+  failed: 'email.failed',
+  suppressed: 'email.suppressed',
+};
+
+/** A stored timestamp ("2026-11-22 23:41:11.894+00") as the payloads write it: ISO 8601 in UTC. */
+export const isoTime = (timestamp: string) => timestamp.replace(' ', 'T').replace(/\+00$/, 'Z');
+
+/** What every email event says of its email, as Resend writes it: tags as an object, headers as a list. */
+function emailData(email: EventEmail): Record<string, unknown> {
+  return {
+    ...(email.broadcast_id ? { broadcast_id: email.broadcast_id } : {}),
+    created_at: isoTime(email.created_at),
+    email_id: email.id,
+    message_id: email.message_id,
+    from: email.from,
+    to: email.to,
+    subject: email.subject,
+    ...(email.template_id ? { template_id: email.template_id } : {}),
+    ...(email.tags?.length ? { tags: Object.fromEntries(email.tags.map((t) => [t.name, t.value])) } : {}),
+    ...(email.headers ? { headers: Object.entries(email.headers).map(([name, value]) => ({ name, value })) } : {}),
+  };
+}
+
+/** What an event of `state` adds about its cause, from the answer (or reason) recorded with it. */
+function details(state: EmailState, response: string | null): Record<string, unknown> {
+  const message = response ?? '';
+  if (state === 'bounced') return { bounce: { type: 'Permanent', subType: 'General', message, diagnosticCode: [message] } };
+  if (state === 'failed') return { failed: { reason: message } };
+  if (state === 'suppressed') return { suppressed: { type: 'OnAccountSuppressionList', message } };
+  return {};
+}
+
+/**
+ * The webhook events of one step of an email: one per state reached (the first recipient's answer
+ * describes it), in the order the step's rows were written.
+ */
+export function emailEvents(email: EventEmail, steps: { state: EmailState; response: string | null }[]): NewEvent[] {
+  const seen = new Set<EmailState>();
+  const events: NewEvent[] = [];
+  for (const { state, response } of steps) {
+    const type = EVENT_TYPES[state];
+    if (!type || seen.has(state)) continue;
+    seen.add(state);
+    events.push({ type, data: { ...emailData(email), ...details(state, response) } });
+  }
+  return events;
+}

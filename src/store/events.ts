@@ -1,0 +1,58 @@
+import type { Db, Tx } from './db.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+import type { EventTable, WebhookAttemptTable, WebhookMessageStatus, WebhookMessageTable } from './schema.ts';
+
+/** An event as the code uses it: its payload's `data` parsed. */
+export interface EventRow extends Omit<EventTable, 'data'> {
+  data: Record<string, unknown>;
+}
+
+export type MessageRow = WebhookMessageTable;
+export type AttemptRow = WebhookAttemptTable;
+
+export const eventToTable = (event: EventRow): EventTable => ({ ...event, data: JSON.stringify(event.data) });
+
+/** A message with its event and endpoint, as a delivery needs them. */
+export async function findMessage(db: Db | Tx, id: string) {
+  const row = await db
+    .selectFrom('webhook_messages')
+    .innerJoin('events', 'events.id', 'webhook_messages.event_id')
+    .select(['webhook_messages.id', 'webhook_messages.webhook_id', 'webhook_messages.status', 'events.id as event_id', 'events.type', 'events.created_at', 'events.data'])
+    .where('webhook_messages.id', '=', id)
+    .executeTakeFirst();
+  return row && { ...row, data: JSON.parse(row.data) as Record<string, unknown> };
+}
+
+/** The message of `eventId` for one endpoint, with its event. */
+export async function findEndpointMessage(db: Db, webhookId: string, eventId: string) {
+  const row = await db
+    .selectFrom('webhook_messages')
+    .innerJoin('events', 'events.id', 'webhook_messages.event_id')
+    .select(['webhook_messages.id', 'webhook_messages.status', 'webhook_messages.next_attempt_at', 'events.id as event_id', 'events.type', 'events.created_at', 'events.data'])
+    .where('webhook_messages.webhook_id', '=', webhookId)
+    .where('webhook_messages.event_id', '=', eventId)
+    .executeTakeFirst();
+  return row && { ...row, data: JSON.parse(row.data) as Record<string, unknown> };
+}
+
+/** The events sent (or being sent) to one endpoint, newest first, with where each stands. */
+export async function listEndpointEvents(db: Db, webhookId: string, page: PageRequest) {
+  const query = db
+    .selectFrom('webhook_messages')
+    .innerJoin('events', 'events.id', 'webhook_messages.event_id')
+    .select(['webhook_messages.event_id as id', 'events.type', 'events.created_at', 'webhook_messages.status'])
+    .where('webhook_messages.webhook_id', '=', webhookId);
+  return selectPage(query, 'webhook_messages.event_id', page);
+}
+
+export async function setMessageStatus(tx: Db | Tx, id: string, status: WebhookMessageStatus, nextAttemptAt: string | null): Promise<void> {
+  await tx.updateTable('webhook_messages').set({ status, next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
+}
+
+export async function insertAttempt(tx: Db | Tx, attempt: AttemptRow): Promise<void> {
+  await tx.insertInto('webhook_attempts').values(attempt).execute();
+}
+
+export async function listAttempts(db: Db, messageId: string, page: PageRequest) {
+  return selectPage(db.selectFrom('webhook_attempts').selectAll().where('message_id', '=', messageId), 'id', page);
+}
