@@ -26,6 +26,7 @@ import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
+import { webhookRoutes } from './http/routes/webhooks.ts';
 
 /** A route as registered, with who may call it. */
 export interface RouteEntry {
@@ -127,6 +128,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   contactPropertyRoutes(app, ctx);
   domainRoutes(app, ctx);
   broadcastRoutes(app, ctx);
+  webhookRoutes(app, ctx);
   unsubscribeRoutes(app, ctx);
 
   return app;

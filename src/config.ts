@@ -39,6 +39,8 @@ export interface Config {
   };
   readonly logLevel: string;
   readonly allowPrivateAttachmentUrls: boolean;
+  /** Accept webhook endpoints on loopback, private and link-local addresses, and deliver to them. */
+  readonly allowPrivateWebhookUrls: boolean;
   /** Keys Mailroom's own encryption and signatures; see secret.ts for the default. */
   readonly secret: string | undefined;
   readonly worker: {
@@ -199,6 +201,7 @@ export function readConfig(env: Env = process.env): Config {
     }),
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),
+    allowPrivateWebhookUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS', false),
     secret: secret(env),
     worker: Object.freeze({
       concurrency: integer(env, 'WORKER_CONCURRENCY', 64, 1, 1000),
