@@ -27,6 +27,7 @@ import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
 import { webhookEventRoutes } from './http/routes/webhook-events.ts';
+import { webhookRoutes } from './http/routes/webhooks.ts';
 
 /** A route as registered, with who may call it. */
 export interface RouteEntry {
@@ -128,6 +129,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   contactPropertyRoutes(app, ctx);
   domainRoutes(app, ctx);
   broadcastRoutes(app, ctx);
+  webhookRoutes(app, ctx);
   unsubscribeRoutes(app, ctx);
   webhookEventRoutes(app, ctx);
 

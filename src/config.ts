@@ -43,6 +43,8 @@ export interface Config {
     /** An endpoint whose every delivery failed for this long is disabled. */
     readonly disableAfterMs: number;
   };
+  /** Accept webhook endpoints on loopback, private and link-local addresses, and deliver to them. */
+  readonly allowPrivateWebhookUrls: boolean;
   /** Keys Mailroom's own encryption and signatures; see secret.ts for the default. */
   readonly secret: string | undefined;
   readonly worker: {
@@ -204,6 +206,7 @@ export function readConfig(env: Env = process.env): Config {
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),
     webhooks: Object.freeze({ disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_DAYS', 5, 1, 365) * 86_400_000 }),
+    allowPrivateWebhookUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS', false),
     secret: secret(env),
     worker: Object.freeze({
       concurrency: integer(env, 'WORKER_CONCURRENCY', 64, 1, 1000),

@@ -45,6 +45,7 @@ describe('configuration', () => {
       SMTP_URL: 'http://relay.example.com',
       LOG_LEVEL: 'loud',
       MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS: 'maybe',
+      MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'maybe',
       WORKER_CONCURRENCY: '0',
       MAILROOM_SECRET: 'too-short',
       DELIVERY_MODE: 'pigeon',

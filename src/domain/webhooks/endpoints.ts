@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { toTimestamp } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { seal, unseal } from '../../encryption.ts';
+import { invalidField, notFound, quoted } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import type { PageRequest } from '../../store/paginate.ts';
+import type { WebhookStatus } from '../../store/schema.ts';
+import * as store from '../../store/webhooks.ts';
+import { checkEndpointUrl } from './endpoint-url.ts';
+import { isWebhookEventType } from './event-types.ts';
+
+// Webhook endpoints: where events are posted, which types each receives, and the secret their
+// deliveries are signed with (Standard Webhooks: `whsec_` and base64 of the key). The secret is stored
+// sealed with MAILROOM_SECRET to its webhook's id (encryption.ts), as DKIM keys are.
+
+export interface CreateWebhookInput {
+  endpoint: string;
+  events: string[];
+}
+
+export interface UpdateWebhookInput {
+  endpoint?: string;
+  events?: string[];
+  status?: string;
+}
+
+const PURPOSE = 'webhook-signing-secret';
+const STATUSES: WebhookStatus[] = ['enabled', 'disabled'];
+
+/** A fresh secret: `whsec_` and 24 random bytes in base64, as Resend's (Svix's) look. */
+const newSigningSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
+
+const sealed = (ctx: Context, webhookId: string, secret: string): string => seal(ctx.secret, PURPOSE, webhookId, secret);
+
+/** The webhook's signing secret in the clear, for its deliveries and for GET. */
+export function signingSecretOf(ctx: Context, row: Pick<store.WebhookRow, 'id' | 'signing_secret'>): string {
+  return unseal(ctx.secret, PURPOSE, row.id, row.signing_secret);
+}
+
+/** A non-empty list of known event types, each once. */
+function checkEvents(events: string[]): string[] {
+  if (events.length === 0) throw invalidField('events', 'must name at least one event type.');
+  events.forEach((type, i) => {
+    if (!isWebhookEventType(type)) throw invalidField(`events[${i}]`, `${quoted(type)} is not an event type.`);
+  });
+  return [...new Set(events)];
+}
+
+function checkEndpoint(ctx: Context, endpoint: string): Promise<string> {
+  return checkEndpointUrl(endpoint, ctx.config.allowPrivateWebhookUrls);
+}
+
+async function findOrThrow(ctx: Context, id: string): Promise<store.WebhookRow> {
+  const row = await store.findWebhook(ctx.db, id.toLowerCase());
+  if (!row) throw notFound('Webhook');
+  return row;
+}
+
+/** POST /webhooks: enabled from the start; the only answer but GET's that shows the secret. */
+export async function createWebhook(ctx: Context, input: CreateWebhookInput): Promise<{ id: string; signing_secret: string }> {
+  const events = checkEvents(input.events);
+  const endpoint = await checkEndpoint(ctx, input.endpoint);
+  const id = newId();
+  const secret = newSigningSecret();
+  await store.insertWebhook(ctx.db, {
+    id,
+    endpoint,
+    events,
+    status: 'enabled',
+    disabled_reason: null,
+    signing_secret: sealed(ctx, id, secret),
+    failing_since: null,
+    created_at: toTimestamp(ctx.clock.now()),
+  });
+  return { id, signing_secret: secret };
+}
+
+/** GET /webhooks/:id: with the secret in the clear, and why it was disabled (Mailroom's addition) when it is. */
+export async function getWebhook(ctx: Context, id: string) {
+  const row = await findOrThrow(ctx, id);
+  const webhook = {
+    id: row.id,
+    created_at: row.created_at,
+    status: row.status,
+    endpoint: row.endpoint,
+    events: row.events,
+    signing_secret: signingSecretOf(ctx, row),
+  };
+  return row.status === 'disabled' ? { ...webhook, disabled_reason: row.disabled_reason } : webhook;
+}
+
+export async function listWebhooks(ctx: Context, page: PageRequest) {
+  return store.listWebhooks(ctx.db, page);
+}
+
+/**
+ * PATCH /webhooks/:id. Enabling clears why it was disabled and since when it has been failing, so that
+ * an endpoint that was fixed starts afresh.
+ */
+export async function updateWebhook(ctx: Context, id: string, input: UpdateWebhookInput): Promise<void> {
+  const row = await findOrThrow(ctx, id);
+  const changes: store.WebhookChanges = {};
+  if (input.events !== undefined) changes.events = checkEvents(input.events);
+  if (input.status !== undefined) {
+    if (!STATUSES.includes(input.status as WebhookStatus)) throw invalidField('status', 'must be "enabled" or "disabled".');
+    changes.status = input.status as WebhookStatus;
+    if (changes.status === 'enabled') Object.assign(changes, { disabled_reason: null, failing_since: null });
+  }
+  if (input.endpoint !== undefined) changes.endpoint = await checkEndpoint(ctx, input.endpoint);
+  if (Object.keys(changes).length === 0) return;
+  if (!(await store.updateWebhook(ctx.db, row.id, changes))) throw notFound('Webhook');
+}
+
+/** DELETE /webhooks/:id: its pending deliveries go with it. */
+export async function deleteWebhook(ctx: Context, id: string): Promise<void> {
+  if (!(await store.deleteWebhook(ctx.db, id.toLowerCase()))) throw notFound('Webhook');
+}
+
+/** POST /webhooks/:id/signing-secret/rotate: a new secret, in place of the old one at once. */
+export async function rotateSigningSecret(ctx: Context, id: string): Promise<{ id: string; signing_secret: string }> {
+  const row = await findOrThrow(ctx, id);
+  const secret = newSigningSecret();
+  if (!(await store.updateWebhook(ctx.db, row.id, { signing_secret: sealed(ctx, row.id, secret) }))) throw notFound('Webhook');
+  return { id: row.id, signing_secret: secret };
+}

@@ -1,0 +1,53 @@
+import type { Db, Tx } from './db.ts';
+import { mapPage, selectPage, type PageRequest } from './paginate.ts';
+import type { WebhookTable } from './schema.ts';
+
+/** A webhook endpoint as the code uses it: `events` parsed. The table keeps it as JSON text; this module alone converts. */
+export interface WebhookRow extends Omit<WebhookTable, 'events'> {
+  events: string[];
+}
+
+export type WebhookChanges = Partial<
+  Pick<WebhookRow, 'endpoint' | 'events' | 'status' | 'disabled_reason' | 'signing_secret' | 'failing_since'>
+>;
+
+// `events` is never null, so it needs none of json.ts's care for SQL NULL.
+const fromTable = <T extends Pick<WebhookTable, 'events'>>(row: T) => ({ ...row, events: JSON.parse(row.events) as string[] });
+
+export async function insertWebhook(db: Db | Tx, row: WebhookRow): Promise<void> {
+  await db.insertInto('webhooks').values({ ...row, events: JSON.stringify(row.events) }).execute();
+}
+
+export async function findWebhook(db: Db | Tx, id: string): Promise<WebhookRow | undefined> {
+  const row = await db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && fromTable(row);
+}
+
+/** A page of webhooks as the list shows them: never the signing secret. */
+export async function listWebhooks(db: Db, page: PageRequest) {
+  const columns = ['id', 'endpoint', 'created_at', 'status', 'events'] as const;
+  return mapPage(await selectPage(db.selectFrom('webhooks').select(columns), 'id', page), fromTable);
+}
+
+/** Changes a webhook (at least one column); false when there is none with this id. */
+export async function updateWebhook(db: Db | Tx, id: string, changes: WebhookChanges): Promise<boolean> {
+  const { events, ...rest } = changes;
+  const values = events === undefined ? rest : { ...rest, events: JSON.stringify(events) };
+  const result = await db.updateTable('webhooks').set(values).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Deletes a webhook with its messages and their attempts (cascade); false when there is none with this id. */
+export async function deleteWebhook(db: Db | Tx, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/**
+ * The enabled webhooks subscribed to events of any of `types`. The subscription lives in a JSON array, so it is
+ * matched here rather than in SQL: endpoints are few, and the same code serves both dialects.
+ */
+export async function findSubscribedWebhooks(db: Db | Tx, types: string[]): Promise<WebhookRow[]> {
+  const rows = await db.selectFrom('webhooks').selectAll().where('status', '=', 'enabled').orderBy('id').execute();
+  return rows.map(fromTable).filter((row) => types.some((type) => row.events.includes(type)));
+}
