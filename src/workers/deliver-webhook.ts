@@ -33,7 +33,8 @@ export async function deliverWebhookTask(ctx: Context, job: Job<'deliver-webhook
   const headers = {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
-    ...signatureHeaders(signingSecretOf(ctx, webhook), `msg_${message.id}`, Math.floor(now / 1000), body),
+    // The receiver checks the timestamp against its own clock, so it is the real time, never ctx.clock.
+    ...signatureHeaders(signingSecretOf(ctx, webhook), `msg_${message.id}`, Math.floor(Date.now() / 1000), body),
   };
   const result = await postWebhook(webhook.endpoint, body, headers, ctx.config.allowPrivateWebhookUrls);
   const retryIn = succeeded(result) ? undefined : RETRY_AFTER_MS[job.attempts - 1];

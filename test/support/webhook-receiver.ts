@@ -1,6 +1,6 @@
 // A real HTTP server standing for an application's webhook endpoint: it records every request as it
-// came (headers and raw body), and answers with the statuses queued in `answers` (200 once they run
-// out), after `delayMs`.
+// came (headers and raw body), and answers with the status `answer` gives it (200 by default), after
+// `delayMs`.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -14,20 +14,21 @@ export interface ReceivedWebhook {
 export interface WebhookReceiver {
   url: string;
   received: ReceivedWebhook[];
-  answers: number[];
+  answer: (hook: ReceivedWebhook) => number;
   delayMs: number;
   close(): Promise<void>;
 }
 
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
-  const receiver = { received: [] as ReceivedWebhook[], answers: [] as number[], delayMs: 0 };
+  const receiver = { received: [] as ReceivedWebhook[], answer: (_: ReceivedWebhook) => 200, delayMs: 0 };
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      receiver.received.push({ headers: request.headers, body, payload: JSON.parse(body) });
-      const status = receiver.answers.shift() ?? 200;
+      const hook = { headers: request.headers, body, payload: JSON.parse(body) };
+      receiver.received.push(hook);
+      const status = receiver.answer(hook);
       setTimeout(() => response.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'refused'), receiver.delayMs);
     });
   });

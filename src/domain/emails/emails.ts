@@ -9,7 +9,9 @@ import type { PageRequest } from '../../store/paginate.ts';
 import { insertIdempotencyKey, type IdempotencyKeyRow } from '../../store/idempotency-keys.ts';
 import { insertTables } from '../../store/insert-rows.ts';
 import { renderBroadcastEmail } from '../broadcasts/broadcast-render.ts';
-import { recordEvents } from '../events/email-events.ts';
+import { recordEvents, type EmailState } from '../events/email-events.ts';
+import { subscribedEventRows, type NewEvent } from '../events/event-log.ts';
+import { emailEvents } from '../webhooks/email-payload.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 import { jobKey, jobRow, move, wakeAfterCommit } from '../jobs.ts';
@@ -32,6 +34,8 @@ export function sendJob(ctx: Context, emailId: string, runAt: number) {
 export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
   const due = prepared.filter((p) => p.email.last_event !== 'failed');
   const rows = { ...emails.emailRows(prepared), jobs: due.map((p) => sendJob(ctx, p.email.id, p.runAt)) };
+  const created = await subscribedEventRows(ctx, ctx.db, prepared.flatMap(creationEvents), prepared[0]!.email.created_at);
+  Object.assign(rows, { ...created, jobs: [...rows.jobs, ...(created.jobs ?? [])] });
   if (idempotencyKey) {
     await ctx.writer.transaction(async (tx) => {
       await insertTables(tx, rows);
@@ -41,6 +45,12 @@ export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idemp
   } else {
     await ctx.writer.insert(rows);
   }
+}
+
+/** What an application hears of an email as it is accepted: scheduled, or failed for every recipient. */
+function creationEvents({ email, events }: PreparedEmail): NewEvent[] {
+  const scheduled = email.scheduled_at === null ? [] : [{ state: 'scheduled' as const, response: null }];
+  return emailEvents(email, [...scheduled, ...events.map((e) => ({ state: e.type as EmailState, response: e.response }))]);
 }
 
 /** POST /emails: validate, store durably (once per Idempotency-Key), answer with the id. */

@@ -3,7 +3,7 @@
 // subscribed to its type. Nothing else writes events or webhook messages.
 import type { Context } from '../../context.ts';
 import { newId } from '../../ids.ts';
-import type { Tx } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { eventToTable } from '../../store/events.ts';
 import { insertTables, type Rows } from '../../store/insert-rows.ts';
 import type { WebhookRow } from '../../store/webhooks.ts';
@@ -31,11 +31,16 @@ export function eventRows(ctx: Context, events: NewEvent[], subscribers: (type: 
   return rows;
 }
 
+/** The rows of `events` for the endpoints subscribed now, to write with other rows (POST /emails). */
+export async function subscribedEventRows(ctx: Context, db: Db | Tx, events: NewEvent[], at: string): Promise<Rows> {
+  if (events.length === 0) return {};
+  const webhooks = await findSubscribedWebhooks(db, events.map((e) => e.type));
+  return eventRows(ctx, events, (type) => webhooks.filter((w) => w.events.includes(type)), at);
+}
+
 /** Records `events` in the caller's transaction, and wakes local workers after it commits if any went out. */
 export async function logEvents(ctx: Context, tx: Tx, events: NewEvent[], at: string): Promise<void> {
-  if (events.length === 0) return;
-  const webhooks = await findSubscribedWebhooks(tx, events.map((e) => e.type));
-  const rows = eventRows(ctx, events, (type) => webhooks.filter((w) => w.events.includes(type)), at);
+  const rows = await subscribedEventRows(ctx, tx, events, at);
   await insertTables(tx, rows);
-  if (rows.jobs!.length > 0) wakeAfterCommit(ctx, tx);
+  if ((rows.jobs?.length ?? 0) > 0) wakeAfterCommit(ctx, tx);
 }
