@@ -24,7 +24,7 @@ export const recordStatusesText = (statuses: RecordStatuses): string => JSON.str
 const fromTable = (row: DomainTable): DomainRow => ({ ...row, record_statuses: JSON.parse(row.record_statuses) as RecordStatuses });
 
 /** Inserts a domain; false when one with that name exists already. */
-export async function insertDomain(db: Db, row: DomainRow): Promise<boolean> {
+export async function insertDomain(db: Db | Tx, row: DomainRow): Promise<boolean> {
   const result = await db
     .insertInto('domains')
     .values({ ...row, record_statuses: recordStatusesText(row.record_statuses) })
@@ -50,7 +50,7 @@ export async function listDomains(db: Db, page: PageRequest) {
 }
 
 /** Changes a domain's settings; false when there is no such domain. */
-export async function updateDomain(db: Db, id: string, settings: DomainSettings): Promise<boolean> {
+export async function updateDomain(db: Db | Tx, id: string, settings: DomainSettings): Promise<boolean> {
   if (Object.keys(settings).length === 0) return (await findDomain(db, id)) !== undefined;
   const result = await db.updateTable('domains').set(settings).where('id', '=', id).executeTakeFirst();
   return result.numUpdatedRows > 0n;

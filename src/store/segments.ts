@@ -44,6 +44,12 @@ export async function removeMembership(db: Db, segmentId: string, contactId: str
   await db.deleteFrom('segment_contacts').where('segment_id', '=', segmentId).where('contact_id', '=', contactId).execute();
 }
 
+/** The ids of the segments a contact belongs to. */
+export async function segmentIdsOf(db: Db | Tx, contactId: string): Promise<string[]> {
+  const rows = await db.selectFrom('segment_contacts').select('segment_id').where('contact_id', '=', contactId).orderBy('segment_id').execute();
+  return rows.map((row) => row.segment_id);
+}
+
 export async function isMember(db: Db, segmentId: string, contactId: string): Promise<boolean> {
   const row = await db
     .selectFrom('segment_contacts')

@@ -1,4 +1,7 @@
+import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
+import { logEvents } from '../domain/events/event-log.ts';
+import { domainEvent } from '../domain/sending-domains/domains.ts';
 import { domainRecords } from '../domain/sending-domains/domain-records.ts';
 import { assessVerification, findPublishedRecords, RECHECK_VERIFIED_MS, scheduleCheck } from '../domain/sending-domains/domain-verification.ts';
 import type { Job } from '../domain/jobs.ts';
@@ -22,6 +25,10 @@ export async function verifyDomainTask(ctx: Context, job: Job<'verify-domain'>):
   const { verification, next } = assessVerification(domain, records, found, now);
   await ctx.writer.transaction(async (tx) => {
     await setVerification(tx, domainId, verification);
+    // An application hears of a change of status, not of each check.
+    if (verification.status !== domain.status) {
+      await logEvents(ctx, tx, [domainEvent(ctx, 'domain.updated', { ...domain, ...verification })], toTimestamp(now));
+    }
     if (next === 'backoff') return retryJob(tx, job.id, now + backoffMs(job.attempts), `records not found: ${recordStatusesText(verification.record_statuses)}`);
     await completeJob(tx, job.id);
     // A fresh job restarts the count of checks, and so the backoff.

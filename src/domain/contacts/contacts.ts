@@ -1,3 +1,5 @@
+import { logEvents } from '../events/event-log.ts';
+import { contactEvent } from './contact-events.ts';
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, missingField, notFound } from '../../errors.ts';
@@ -73,6 +75,7 @@ export async function createContact(ctx: Context, input: CreateContactInput, seg
       await setSubscriptions(tx, topics.map((t) => ({ contact_id: contactId, ...t })));
     }
     await segments.addMemberships(tx, segmentIds.map((segment_id) => ({ segment_id, contact_id: contactId })));
+    if (created) await logEvents(ctx, tx, [await contactEvent(tx, 'contact.created', row, row.created_at)], row.created_at);
     return contactId;
   });
   return { id };
@@ -113,6 +116,8 @@ export async function updateContact(
     await contacts.updateContact(tx, contact.id, changes);
     await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contact.id, ...p })));
     await contacts.deletePropertyValues(tx, contact.id, properties.unset);
+    const at = toTimestamp(ctx.clock.now());
+    await logEvents(ctx, tx, [await contactEvent(tx, 'contact.updated', { ...contact, ...changes }, at)], at);
   });
   return { id: contact.id };
 }
@@ -124,7 +129,14 @@ export async function updateContact(
 export async function deleteContact(ctx: Context, idOrEmail: string, segmentId?: string) {
   const contact = await findContact(ctx, idOrEmail);
   if (contact && segmentId !== undefined) await segments.removeMembership(ctx.db, segmentId.toLowerCase(), contact.id);
-  else if (contact) await contacts.deleteContact(ctx.db, contact.id);
+  else if (contact) {
+    await ctx.writer.transaction(async (tx) => {
+      const at = toTimestamp(ctx.clock.now());
+      const event = await contactEvent(tx, 'contact.deleted', contact, at);
+      await contacts.deleteContact(tx, contact.id);
+      await logEvents(ctx, tx, [event], at);
+    });
+  }
   return { object: 'contact' as const, ...(contact ? { id: contact.id } : {}), contact: idOrEmail, deleted: true };
 }
 

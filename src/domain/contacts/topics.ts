@@ -8,6 +8,7 @@ import * as store from '../../store/topics.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
 import { isoTime } from '../webhooks/email-payload.ts';
 import type { WebhookEventType } from '../webhooks/event-types.ts';
+import { topicsEvent } from './contact-events.ts';
 import { checkTopicRefs, findContactOrThrow, type TopicRef } from './contact-input.ts';
 
 export interface TopicInput {
@@ -110,6 +111,10 @@ export async function listContactTopics(ctx: Context, idOrEmail: string, page: P
 export async function updateContactTopics(ctx: Context, idOrEmail: string, refs: TopicRef[]) {
   const contact = await findContactOrThrow(ctx, idOrEmail);
   const topics = await checkTopicRefs(ctx, refs, 'topics');
-  await ctx.writer.transaction((tx) => store.setSubscriptions(tx, topics.map((t) => ({ contact_id: contact.id, ...t }))));
+  const at = toTimestamp(ctx.clock.now());
+  await ctx.writer.transaction(async (tx) => {
+    await store.setSubscriptions(tx, topics.map((t) => ({ contact_id: contact.id, ...t })));
+    await logEvents(ctx, tx, [topicsEvent(contact.email, topics)], at);
+  });
   return { id: contact.id, topics: topics.map((t) => ({ id: t.topic_id, subscription: t.subscription })) };
 }

@@ -1,3 +1,6 @@
+import { toTimestamp } from '../../clock.ts';
+import { contactEvent, topicsEvent } from '../contacts/contact-events.ts';
+import { logEvents } from '../events/event-log.ts';
 import type { Context } from '../../context.ts';
 import { AppError, notFound } from '../../errors.ts';
 import { findContactById, updateContact, type ContactRow } from '../../store/contacts.ts';
@@ -56,12 +59,20 @@ export async function getPreferences(ctx: Context, token: string): Promise<Prefe
 async function leaveTopic(ctx: Context, contact: ContactRow, topicId: string): Promise<string | undefined> {
   const topic = await findTopic(ctx.db, topicId.toLowerCase());
   if (!topic) return undefined;
-  await ctx.writer.transaction((tx) => setSubscriptions(tx, [{ contact_id: contact.id, topic_id: topic.id, subscription: 'opt_out' }]));
+  await ctx.writer.transaction(async (tx) => {
+    const change = { topic_id: topic.id, subscription: 'opt_out' as const };
+    await setSubscriptions(tx, [{ contact_id: contact.id, ...change }]);
+    await logEvents(ctx, tx, [topicsEvent(contact.email, [change])], toTimestamp(ctx.clock.now()));
+  });
   return `You will no longer receive ${topic.name}.`;
 }
 
 async function leaveEverything(ctx: Context, contact: ContactRow): Promise<string> {
-  await ctx.writer.transaction((tx) => updateContact(tx, contact.id, { unsubscribed: 1 }));
+  await ctx.writer.transaction(async (tx) => {
+    await updateContact(tx, contact.id, { unsubscribed: 1 });
+    const at = toTimestamp(ctx.clock.now());
+    await logEvents(ctx, tx, [await contactEvent(tx, 'contact.updated', { ...contact, unsubscribed: 1 }, at)], at);
+  });
   return 'You will no longer receive any of these emails.';
 }
 

@@ -1,3 +1,5 @@
+import { logEvents, type NewEvent } from '../events/event-log.ts';
+import { isoTime } from '../webhooks/email-payload.ts';
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { generateDkimKey } from '../../delivery/dkim.ts';
@@ -76,6 +78,12 @@ function toDomain(ctx: Context, row: store.DomainRow) {
   };
 }
 
+/** A domain.* webhook event: the domain as it stands, with its records. */
+export function domainEvent(ctx: Context, type: 'domain.created' | 'domain.updated' | 'domain.deleted', row: store.DomainRow): NewEvent {
+  const { id, name, status, created_at, region, capabilities, records } = toDomain(ctx, row);
+  return { type, data: { id, name, status, created_at: isoTime(created_at), region, capabilities, records } };
+}
+
 const alreadyRegistered = (name: string) => new AppError('forbidden', `The ${name} domain has already been registered.`);
 
 /** POST /domains: checks the input, makes the domain's DKIM key, stores it with its records not_started. */
@@ -111,7 +119,12 @@ export async function createDomain(ctx: Context, input: DomainInput) {
     dkim_private_key: key.sealedPrivateKey,
     created_at: toTimestamp(ctx.clock.now()),
   };
-  if (!(await store.insertDomain(ctx.db, row))) throw alreadyRegistered(name);
+  const inserted = await ctx.writer.transaction(async (tx) => {
+    if (!(await store.insertDomain(tx, row))) return false;
+    await logEvents(ctx, tx, [domainEvent(ctx, 'domain.created', row)], row.created_at);
+    return true;
+  });
+  if (!inserted) throw alreadyRegistered(name);
   ctx.domains.clear();
   return toDomain(ctx, row);
 }
@@ -138,17 +151,23 @@ export async function listDomains(ctx: Context, page: PageRequest) {
 }
 
 export async function updateDomain(ctx: Context, id: string, input: DomainSettingsInput): Promise<void> {
-  if (!(await store.updateDomain(ctx.db, id, settingsOf(input)))) throw notFound('Domain');
+  const settings = settingsOf(input);
+  await ctx.writer.transaction(async (tx) => {
+    if (!(await store.updateDomain(tx, id, settings))) throw notFound('Domain');
+    await logEvents(ctx, tx, [domainEvent(ctx, 'domain.updated', (await store.findDomain(tx, id))!)], toTimestamp(ctx.clock.now()));
+  });
   ctx.domains.clear();
 }
 
 /** DELETE /domains/:id: the domain, its key and its pending checks. */
 export async function deleteDomain(ctx: Context, id: string): Promise<void> {
-  const deleted = await ctx.writer.transaction(async (tx) => {
+  await ctx.writer.transaction(async (tx) => {
+    const row = await store.findDomain(tx, id);
+    if (!row) throw notFound('Domain');
     await cancelJob(tx, verifyJobKey(id));
-    return store.deleteDomain(tx, id);
+    await store.deleteDomain(tx, id);
+    await logEvents(ctx, tx, [domainEvent(ctx, 'domain.deleted', row)], toTimestamp(ctx.clock.now()));
   });
-  if (!deleted) throw notFound('Domain');
   ctx.domains.clear();
 }
 
