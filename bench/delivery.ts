@@ -74,7 +74,7 @@ export const WARM_UP = 2000;
 const BATCH = 100;
 
 /** Posts n emails to /emails/batch, `BATCH` a request, `inFlight` requests at once; resolves when all are accepted. */
-async function postBatches(url: string, n: number, inFlight: number, offset: number): Promise<void> {
+export async function postBatches(url: string, n: number, inFlight: number, offset: number): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
   const { hostname, port } = new URL(url);
   const headers = { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' };

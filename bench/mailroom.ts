@@ -24,6 +24,12 @@ function launch(args: string[], env: Record<string, string>): ChildProcess {
   });
 }
 
+/** A `--role worker` process on `databaseUrl`, started apart (after work was queued, say); resolves its stop. */
+export function startWorkerProcess(databaseUrl: string, env: Record<string, string> = {}): () => Promise<void> {
+  const child = launch(['--role', 'worker'], { DATABASE_URL: databaseUrl, ...env });
+  return () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))));
+}
+
 /**
  * Starts Mailroom as a user would: one `--role api` process (or `all`) and `workers` extra
  * `--role worker` processes, on a fresh SQLite file, or on `databaseUrl` (which stop() then keeps).

@@ -7,6 +7,7 @@ import { benchDkim } from './dkim.ts';
 import { benchLargeSends } from './large-sends.ts';
 import { benchLists } from './lists.ts';
 import { benchTemplates } from './templates.ts';
+import { benchWebhooks } from './webhooks.ts';
 
 const benches: Record<string, () => Promise<Figure[]>> = {
   api: benchApi,
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   broadcasts: () => benchBroadcasts({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
   lists: () => benchLists({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
   'large-sends': benchLargeSends,
+  webhooks: () => benchWebhooks({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

@@ -6,6 +6,7 @@ import { resolveSecret } from './secret.ts';
 import { createSemaphore, type Semaphore } from './semaphore.ts';
 import { createApiKeyCache, type ApiKeyCache } from './domain/api-keys/api-key-cache.ts';
 import { createDomainCache, type DomainCache } from './domain/sending-domains/domain-cache.ts';
+import { createWebhookCache, type WebhookCache } from './domain/webhooks/webhook-cache.ts';
 import { createIdempotencyState, type IdempotencyState } from './domain/emails/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/api-keys/key-usage.ts';
 import { createComposer, type Composer } from './delivery/compose-pool.ts';
@@ -31,6 +32,8 @@ export interface Context {
   readonly apiKeys: ApiKeyCache;
   /** Sending domains by name, as sending reads them. */
   readonly domains: DomainCache;
+  /** Webhook endpoints, as events and deliveries read them. */
+  readonly webhooks: WebhookCache;
   readonly idempotency: IdempotencyState;
   readonly transport: Transport;
   /** The one DNS resolver (DNS_SERVERS): domain verification and MX lookups. */
@@ -84,6 +87,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     keyUsage: createKeyUsage(writer, clock, log),
     apiKeys: createApiKeyCache(db),
     domains: createDomainCache(db),
+    webhooks: createWebhookCache(db),
     idempotency: createIdempotencyState(db, clock, log),
     transport: createTransport(config, db, clock, dns),
     dns,

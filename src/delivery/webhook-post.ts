@@ -2,6 +2,10 @@ import http from 'node:http';
 import https from 'node:https';
 import { guardedLookup, isPrivateLiteral } from '../net-guard.ts';
 
+// Connections are kept alive between posts, as an application's HTTP client would: a new TCP (and TLS)
+// connection per event cost more than the post. The address guard runs on each new connection.
+const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+
 /** A webhook answers within this long, or the attempt failed. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 /** How much of an answer is kept with the attempt. */
@@ -34,7 +38,13 @@ export function postWebhook(endpoint: string, body: string, headers: Record<stri
     const client = url.protocol === 'https:' ? https : http;
     const request = client.request(
       url,
-      { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, lookup: guardedLookup(allowPrivate), timeout: WEBHOOK_TIMEOUT_MS },
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        agent: agents[url.protocol as 'http:' | 'https:'],
+        lookup: guardedLookup(allowPrivate),
+        timeout: WEBHOOK_TIMEOUT_MS,
+      },
       (response) => {
         const chunks: Buffer[] = [];
         let size = 0;

@@ -43,11 +43,8 @@ export async function deleteWebhook(db: Db | Tx, id: string): Promise<boolean> {
   return result.numDeletedRows > 0n;
 }
 
-/**
- * The enabled webhooks subscribed to events of any of `types`. The subscription lives in a JSON array, so it is
- * matched here rather than in SQL: endpoints are few, and the same code serves both dialects.
- */
-export async function findSubscribedWebhooks(db: Db | Tx, types: string[]): Promise<WebhookRow[]> {
+/** The enabled webhooks: few, so events match their subscriptions in code (webhook-cache.ts). */
+export async function findEnabledWebhooks(db: Db | Tx): Promise<WebhookRow[]> {
   const rows = await db.selectFrom('webhooks').selectAll().where('status', '=', 'enabled').orderBy('id').execute();
-  return rows.map(fromTable).filter((row) => types.some((type) => row.events.includes(type)));
+  return rows.map(fromTable);
 }

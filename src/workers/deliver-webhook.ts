@@ -6,9 +6,10 @@ import { isoTime } from '../domain/webhooks/email-payload.ts';
 import { signingSecretOf } from '../domain/webhooks/endpoints.ts';
 import { signatureHeaders } from '../domain/webhooks/signature.ts';
 import { newId } from '../ids.ts';
+import type { Tx } from '../store/db.ts';
 import * as events from '../store/events.ts';
 import { completeHeldJob, completeJob, retryHeldJob } from '../store/jobs.ts';
-import { findWebhook, updateWebhook, type WebhookRow } from '../store/webhooks.ts';
+import { updateWebhook, type WebhookRow } from '../store/webhooks.ts';
 import packageJson from '../../package.json' with { type: 'json' };
 
 const USER_AGENT = `Mailroom/${packageJson.version} (webhooks)`;
@@ -25,8 +26,9 @@ const succeeded = (result: PostResult) => result.status !== null && result.statu
  */
 export async function deliverWebhookTask(ctx: Context, job: Job<'deliver-webhook'>): Promise<void> {
   const message = await events.findMessage(ctx.db, job.payload.message_id);
-  const webhook = message && (await findWebhook(ctx.db, message.webhook_id));
-  if (!message || !webhook || webhook.status !== 'enabled') return completeJob(ctx.db, job.id);
+  // Disabled or deleted endpoints are not among the enabled ones: their messages are dropped.
+  const webhook = message && (await ctx.webhooks.enabled()).find((w) => w.id === message.webhook_id);
+  if (!message || !webhook) return completeJob(ctx.db, job.id);
 
   const body = JSON.stringify({ type: message.type, created_at: isoTime(message.created_at), data: message.data });
   const now = ctx.clock.now();
@@ -61,16 +63,23 @@ export async function deliverWebhookTask(ctx: Context, job: Job<'deliver-webhook
 }
 
 /** Keeps when an endpoint started failing; one that has failed for too long is disabled. */
-async function updateHealth(ctx: Context, tx: Parameters<typeof updateWebhook>[0], webhook: WebhookRow, ok: boolean, at: number): Promise<void> {
+async function updateHealth(ctx: Context, tx: Tx, webhook: WebhookRow, ok: boolean, at: number): Promise<void> {
   if (ok) {
-    if (webhook.failing_since !== null) await updateWebhook(tx, webhook.id, { failing_since: null });
+    if (webhook.failing_since !== null) {
+      await updateWebhook(tx, webhook.id, { failing_since: null });
+      ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
+    }
     return;
   }
   const since = webhook.failing_since ?? at;
   if (at - since < ctx.config.webhooks.disableAfterMs) {
-    if (webhook.failing_since === null) await updateWebhook(tx, webhook.id, { failing_since: since });
+    if (webhook.failing_since === null) {
+      await updateWebhook(tx, webhook.id, { failing_since: since });
+      ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
+    }
     return;
   }
   const days = Math.round(ctx.config.webhooks.disableAfterMs / 86_400_000);
   await updateWebhook(tx, webhook.id, { status: 'disabled', disabled_reason: `Every delivery failed for ${days} days, since ${toTimestamp(since)}.` });
+  ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
 }

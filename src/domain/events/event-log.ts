@@ -7,7 +7,6 @@ import type { Db, Tx } from '../../store/db.ts';
 import { eventToTable } from '../../store/events.ts';
 import { insertTables, type Rows } from '../../store/insert-rows.ts';
 import type { WebhookRow } from '../../store/webhooks.ts';
-import { findSubscribedWebhooks } from '../../store/webhooks.ts';
 import { jobKey, jobRow, wakeAfterCommit } from '../jobs.ts';
 import type { WebhookEventType } from '../webhooks/event-types.ts';
 
@@ -34,7 +33,7 @@ export function eventRows(ctx: Context, events: NewEvent[], subscribers: (type: 
 /** The rows of `events` for the endpoints subscribed now, to write with other rows (POST /emails). */
 export async function subscribedEventRows(ctx: Context, db: Db | Tx, events: NewEvent[], at: string): Promise<Rows> {
   if (events.length === 0) return {};
-  const webhooks = await findSubscribedWebhooks(db, events.map((e) => e.type));
+  const webhooks = await ctx.webhooks.enabled(db);
   return eventRows(ctx, events, (type) => webhooks.filter((w) => w.events.includes(type)), at);
 }
 

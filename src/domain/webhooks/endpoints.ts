@@ -34,8 +34,20 @@ const newSigningSecret = (): string => `whsec_${randomBytes(24).toString('base64
 const sealed = (ctx: Context, webhookId: string, secret: string): string => seal(ctx.secret, PURPOSE, webhookId, secret);
 
 /** The webhook's signing secret in the clear, for its deliveries and for GET. */
+// Unsealing costs a key derivation: each sealed secret is opened once per process (a rotated one is a
+// new sealed text). Bounded, as endpoints are few.
+const opened = new Map<string, string>();
+
 export function signingSecretOf(ctx: Context, row: Pick<store.WebhookRow, 'id' | 'signing_secret'>): string {
-  return unseal(ctx.secret, PURPOSE, row.id, row.signing_secret);
+  // Keyed by the id too: a sealed text opens only for the webhook it was sealed to.
+  const key = `${row.id}:${row.signing_secret}`;
+  let secret = opened.get(key);
+  if (secret === undefined) {
+    if (opened.size >= 1000) opened.clear();
+    secret = unseal(ctx.secret, PURPOSE, row.id, row.signing_secret);
+    opened.set(key, secret);
+  }
+  return secret;
 }
 
 /** A non-empty list of known event types, each once. */
@@ -73,6 +85,7 @@ export async function createWebhook(ctx: Context, input: CreateWebhookInput): Pr
     failing_since: null,
     created_at: toTimestamp(ctx.clock.now()),
   });
+  ctx.webhooks.clear();
   return { id, signing_secret: secret };
 }
 
@@ -110,11 +123,13 @@ export async function updateWebhook(ctx: Context, id: string, input: UpdateWebho
   if (input.endpoint !== undefined) changes.endpoint = await checkEndpoint(ctx, input.endpoint);
   if (Object.keys(changes).length === 0) return;
   if (!(await store.updateWebhook(ctx.db, row.id, changes))) throw notFound('Webhook');
+  ctx.webhooks.clear();
 }
 
 /** DELETE /webhooks/:id: its pending deliveries go with it. */
 export async function deleteWebhook(ctx: Context, id: string): Promise<void> {
   if (!(await store.deleteWebhook(ctx.db, id.toLowerCase()))) throw notFound('Webhook');
+  ctx.webhooks.clear();
 }
 
 /** POST /webhooks/:id/signing-secret/rotate: a new secret, in place of the old one at once. */
@@ -122,5 +137,6 @@ export async function rotateSigningSecret(ctx: Context, id: string): Promise<{ i
   const row = await findOrThrow(ctx, id);
   const secret = newSigningSecret();
   if (!(await store.updateWebhook(ctx.db, row.id, { signing_secret: sealed(ctx, row.id, secret) }))) throw notFound('Webhook');
+  ctx.webhooks.clear();
   return { id: row.id, signing_secret: secret };
 }

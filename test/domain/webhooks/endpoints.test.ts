@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signingSecretOf } from '../../../src/domain/webhooks/endpoints.ts';
-import { findSubscribedWebhooks } from '../../../src/store/webhooks.ts';
 import { dialects, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 
 // The sandbox that wrote these tests resolves no public names, so the happy path uses a public IP
@@ -167,7 +166,7 @@ for (const dialect of dialects) {
       }
     });
 
-    it('finds the enabled webhooks subscribed to an event type', async () => {
+    it('keeps the enabled webhooks in the cache events read, anew after each change', async () => {
       const fresh = await startApp(dialect, { worker: false });
       try {
         const create = async (events: ('email.sent' | 'email.bounced')[]) =>
@@ -177,11 +176,11 @@ for (const dialect of dialects) {
         const bounced = await create(['email.bounced']);
         const disabled = await create(['email.sent']);
         await fresh.resend.webhooks.update(disabled, { status: 'disabled' });
-        const ids = async (type: string) => (await findSubscribedWebhooks(fresh.ctx.db, [type])).map((w) => w.id).sort();
+        const ids = async (type: string) => (await fresh.ctx.webhooks.enabled()).filter((w) => w.events.includes(type)).map((w) => w.id).sort();
         assert.deepEqual(await ids('email.sent'), [sent, both].sort());
         assert.deepEqual(await ids('email.bounced'), [both, bounced].sort());
         assert.deepEqual(await ids('email.delivered'), []);
-        const row = (await findSubscribedWebhooks(fresh.ctx.db, ['email.bounced'])).find((w) => w.id === both);
+        const row = (await fresh.ctx.webhooks.enabled()).find((w) => w.id === both);
         assert.deepEqual(row!.events, ['email.bounced', 'email.sent'], 'events parsed');
       } finally {
         await fresh.close();
