@@ -3,9 +3,9 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as deliveries from '../../domain/webhooks/deliveries.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { listOfSchema, Nullable, UUID } from '../schemas.ts';
+import { IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas.ts';
 
-const EventParams = Type.Object({ id: Type.String(), event_id: Type.String() });
+const EventParams = Type.Object({ id: Str(MAX.id), event_id: Str(MAX.id) });
 
 const EventItem = Type.Object({
   id: Type.String(),
@@ -29,7 +29,7 @@ const EVENT = `/webhooks/:id${UUID}/events/:event_id${UUID}`;
 export function webhookEventRoutes(app: App, ctx: Context): void {
   app.get(
     `/webhooks/:id${UUID}/events`,
-    { schema: { summary: 'List the events sent to a webhook', params: Type.Object({ id: Type.String() }), querystring: PageQuery, response: { 200: listOfSchema(EventItem) } } },
+    { schema: { summary: 'List the events sent to a webhook', params: IdParams, querystring: PageQuery, response: { 200: listOfSchema(EventItem) } } },
     async (request) => listOf(await deliveries.listWebhookEvents(ctx, request.params.id, parsePage(request.query, { everything: false }))),
   );
 
