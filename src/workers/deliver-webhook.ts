@@ -80,6 +80,6 @@ async function updateHealth(ctx: Context, tx: Tx, webhook: WebhookRow, ok: boole
     return;
   }
   const days = Math.round(ctx.config.webhooks.disableAfterMs / 86_400_000);
-  await updateWebhook(tx, webhook.id, { status: 'disabled', disabled_reason: `Every delivery failed for ${days} days, since ${toTimestamp(since)}.` });
+  await updateWebhook(tx, webhook.id, { status: 'disabled', disabled_reason: `Every delivery failed for ${days} day${days === 1 ? '' : 's'}, since ${toTimestamp(since)}.` });
   ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
 }

@@ -1,19 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { exited, startMailroomProcess } from '../support/processes.ts';
 import { configEnv, createTestDatabase, dialects, eventually, freePort, startApp } from '../support/harness.ts';
 import { startSmtpServer } from '../support/smtp-server.ts';
 
 const KEY = `re_${'c'.repeat(40)}`;
 const EMAILS = 300;
 const CLIENTS = 16;
-
-function startMailroom(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'all'], { env: { ...process.env, ...env }, stdio: 'ignore' });
-}
-
-const exited = (child: ChildProcess) =>
-  new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)));
 
 for (const dialect of dialects) {
   describe(`recovery from kill -9 (${dialect})`, () => {
@@ -30,7 +23,7 @@ for (const dialect of dialects) {
       const url = `http://127.0.0.1:${port}`;
       const up = async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok;
 
-      let child = startMailroom(env);
+      let child = startMailroomProcess(env);
       try {
         await eventually(up, 30_000);
         const acknowledged: string[] = [];
@@ -54,7 +47,7 @@ for (const dialect of dialects) {
         assert.ok(deliveredBeforeKill < EMAILS, 'the process died mid-delivery');
 
         const restartedAt = Date.now();
-        child = startMailroom(env);
+        child = startMailroomProcess(env);
         const expected = new Set(acknowledged.map((id) => `<${id}@example.com>`));
         const arrived = () => new Set(sink.messages.map((m) => m.parsed.messageId));
         await eventually(() => [...expected].every((id) => arrived().has(id)), 60_000);

@@ -1,18 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { exited, startMailroomProcess } from '../support/processes.ts';
 import { configEnv, createTestDatabase, dialects, eventually, freePort, startApp } from '../support/harness.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 const KEY = `re_${'w'.repeat(40)}`;
 const EMAILS = 100;
-
-function startMailroom(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'all'], { env: { ...process.env, ...env }, stdio: 'ignore' });
-}
-
-const exited = (child: ChildProcess) =>
-  new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)));
 
 for (const dialect of dialects) {
   describe(`webhooks across kill -9 (${dialect})`, () => {
@@ -29,7 +22,7 @@ for (const dialect of dialects) {
       await setup.close();
       const url = `http://127.0.0.1:${port}`;
 
-      let child = startMailroom(childEnv);
+      let child = startMailroomProcess(childEnv);
       try {
         await eventually(async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok, 30_000);
         const emails = Array.from({ length: EMAILS }, (_, i) => ({ from: 'a@example.com', to: `r${i}@example.com`, subject: `#${i}`, text: 'x' }));
@@ -46,7 +39,7 @@ for (const dialect of dialects) {
         const beforeKill = receiver.received.length;
 
         const restartedAt = Date.now();
-        child = startMailroom(childEnv);
+        child = startMailroomProcess(childEnv);
         const hooksOf = (id: string) => receiver.received.filter((hook) => hook.payload.data.email_id === id);
         // Done when Mailroom itself knows every event was answered 2xx, not merely when each arrived once.
         const statuses = async () => {
