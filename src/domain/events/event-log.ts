@@ -17,7 +17,7 @@ export interface NewEvent {
 
 /** The rows of `events`, their messages to `subscribers` and the messages' delivery jobs. */
 export function eventRows(ctx: Context, events: NewEvent[], subscribers: (type: WebhookEventType) => WebhookRow[], at: string): Rows {
-  const rows = { events: [], webhook_messages: [], jobs: [] } satisfies Rows as Required<Pick<Rows, 'events' | 'webhook_messages' | 'jobs'>>;
+  const rows: Required<Pick<Rows, 'events' | 'webhook_messages' | 'jobs'>> = { events: [], webhook_messages: [], jobs: [] };
   for (const event of events) {
     const id = newId();
     rows.events.push(eventToTable({ id, type: event.type, created_at: at, data: event.data }));

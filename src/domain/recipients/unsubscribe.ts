@@ -1,11 +1,11 @@
 import { toTimestamp } from '../../clock.ts';
-import { contactEvent, topicsEvent } from '../contacts/contact-events.ts';
-import { logEvents } from '../events/event-log.ts';
 import type { Context } from '../../context.ts';
 import { AppError, notFound } from '../../errors.ts';
 import { findContactById, updateContact, type ContactRow } from '../../store/contacts.ts';
 import { allRows } from '../../store/paginate.ts';
 import { findTopic, listContactTopics, setSubscriptions } from '../../store/topics.ts';
+import { contactEvent, topicsEvent } from '../contacts/contact-events.ts';
+import { logEvents } from '../events/event-log.ts';
 import { readUnsubscribeToken, unsubscribeKey, type UnsubscribeClaims } from './unsubscribe-tokens.ts';
 
 // The unsubscribe link of a broadcast email: a page of the contact's choices, and the POST that
