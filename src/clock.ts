@@ -14,3 +14,6 @@ export function toTimestamp(ms: number): string {
   if (ms !== last.ms) last = { ms, text: new Date(ms).toISOString().replace('T', ' ').replace('Z', '+00') };
   return last.text;
 }
+
+/** A timestamp of ours ("2026-11-22 23:41:11.894+00") as webhook payloads write time: ISO 8601 in UTC. */
+export const isoTime = (timestamp: string) => timestamp.replace(' ', 'T').replace(/\+00$/, 'Z');

@@ -1,39 +1,37 @@
 import type { Db, Tx } from './db.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
-import type { EventTable, WebhookAttemptTable, WebhookMessageStatus, WebhookMessageTable } from './schema.ts';
+import type { EventTable, WebhookAttemptTable, WebhookMessageStatus } from './schema.ts';
 
 /** An event as the code uses it: its payload's `data` parsed. */
 export interface EventRow extends Omit<EventTable, 'data'> {
   data: Record<string, unknown>;
 }
 
-export type MessageRow = WebhookMessageTable;
 export type AttemptRow = WebhookAttemptTable;
 
 export const eventToTable = (event: EventRow): EventTable => ({ ...event, data: JSON.stringify(event.data) });
 
-/** A message with its event and endpoint, as a delivery needs them. */
-export async function findMessage(db: Db | Tx, id: string) {
-  const row = await db
+/** Outbox messages with their events. */
+function messagesWithEvents(db: Db | Tx) {
+  return db
     .selectFrom('webhook_messages')
     .innerJoin('events', 'events.id', 'webhook_messages.event_id')
-    .select(['webhook_messages.id', 'webhook_messages.webhook_id', 'webhook_messages.status', 'events.id as event_id', 'events.type', 'events.created_at', 'events.data'])
-    .where('webhook_messages.id', '=', id)
-    .executeTakeFirst();
+    .select(['webhook_messages.id', 'webhook_messages.webhook_id', 'webhook_messages.status', 'webhook_messages.next_attempt_at', 'events.id as event_id', 'events.type', 'events.created_at', 'events.data']);
+}
+
+type MessageQuery = ReturnType<typeof messagesWithEvents>;
+
+async function firstMessage(query: MessageQuery) {
+  const row = await query.executeTakeFirst();
   return row && { ...row, data: JSON.parse(row.data) as Record<string, unknown> };
 }
 
+/** A message with its event, as a delivery needs them. */
+export const findMessage = (db: Db | Tx, id: string) => firstMessage(messagesWithEvents(db).where('webhook_messages.id', '=', id));
+
 /** The message of `eventId` for one endpoint, with its event. */
-export async function findEndpointMessage(db: Db, webhookId: string, eventId: string) {
-  const row = await db
-    .selectFrom('webhook_messages')
-    .innerJoin('events', 'events.id', 'webhook_messages.event_id')
-    .select(['webhook_messages.id', 'webhook_messages.status', 'webhook_messages.next_attempt_at', 'events.id as event_id', 'events.type', 'events.created_at', 'events.data'])
-    .where('webhook_messages.webhook_id', '=', webhookId)
-    .where('webhook_messages.event_id', '=', eventId)
-    .executeTakeFirst();
-  return row && { ...row, data: JSON.parse(row.data) as Record<string, unknown> };
-}
+export const findEndpointMessage = (db: Db, webhookId: string, eventId: string) =>
+  firstMessage(messagesWithEvents(db).where('webhook_messages.webhook_id', '=', webhookId).where('webhook_messages.event_id', '=', eventId));
 
 /** The events sent (or being sent) to one endpoint, newest first, with where each stands. */
 export async function listEndpointEvents(db: Db, webhookId: string, page: PageRequest) {

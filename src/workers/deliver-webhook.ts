@@ -2,7 +2,7 @@ import { toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
 import { postWebhook, type PostResult } from '../delivery/webhook-post.ts';
 import type { Job } from '../domain/jobs.ts';
-import { isoTime } from '../domain/webhooks/email-payload.ts';
+import { envelopeOf } from '../domain/webhooks/deliveries.ts';
 import { signingSecretOf } from '../domain/webhooks/endpoints.ts';
 import { signatureHeaders } from '../domain/webhooks/signature.ts';
 import { newId } from '../ids.ts';
@@ -30,7 +30,7 @@ export async function deliverWebhookTask(ctx: Context, job: Job<'deliver-webhook
   const webhook = message && (await ctx.webhooks.enabled()).find((w) => w.id === message.webhook_id);
   if (!message || !webhook) return completeJob(ctx.db, job.id);
 
-  const body = JSON.stringify({ type: message.type, created_at: isoTime(message.created_at), data: message.data });
+  const body = JSON.stringify(envelopeOf(message));
   const now = ctx.clock.now();
   const headers = {
     'content-type': 'application/json',

@@ -1,10 +1,10 @@
 // The webhook events of contacts: contact.created, updated and deleted, and contact.topics.updated.
+import { isoTime } from '../../clock.ts';
 import type { ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import * as segments from '../../store/segments.ts';
 import type { Subscription } from '../../store/schema.ts';
 import type { NewEvent } from '../events/event-log.ts';
-import { isoTime } from '../webhooks/email-payload.ts';
 
 /** A contact.* webhook event: the contact as it stands, with its segments. */
 export async function contactEvent(tx: Tx, type: 'contact.created' | 'contact.updated' | 'contact.deleted', contact: ContactRow, at: string): Promise<NewEvent> {

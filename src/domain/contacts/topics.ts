@@ -1,4 +1,4 @@
-import { toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, missingField, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
@@ -6,7 +6,6 @@ import type { PageRequest } from '../../store/paginate.ts';
 import type { Subscription } from '../../store/schema.ts';
 import * as store from '../../store/topics.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
-import { isoTime } from '../webhooks/email-payload.ts';
 import type { WebhookEventType } from '../webhooks/event-types.ts';
 import { topicsEvent } from './contact-events.ts';
 import { checkTopicRefs, findContactOrThrow, type TopicRef } from './contact-input.ts';

@@ -1,6 +1,4 @@
-import { logEvents, type NewEvent } from '../events/event-log.ts';
-import { isoTime } from '../webhooks/email-payload.ts';
-import { toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { generateDkimKey } from '../../delivery/dkim.ts';
 import { AppError, invalidField, missingField, notFound, quoted } from '../../errors.ts';
@@ -8,6 +6,7 @@ import { newId } from '../../ids.ts';
 import * as store from '../../store/domains.ts';
 import { cancelJob } from '../../store/jobs.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
+import { logEvents, type NewEvent } from '../events/event-log.ts';
 import { asciiDomain } from '../recipients/addresses.ts';
 import { allRecords, recordsOf } from './domain-records.ts';
 import { restartVerification, scheduleCheck, verifyJobKey } from './domain-verification.ts';

@@ -1,12 +1,16 @@
 // What became of the events sent to an endpoint: its delivery log, each event's attempts, and replay.
-import { toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import * as events from '../../store/events.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import { findWebhook } from '../../store/webhooks.ts';
 import { jobKey, replace } from '../jobs.ts';
-import { isoTime } from './email-payload.ts';
+
+/** What an endpoint is posted for an event: `{type, created_at, data}`, as Resend sends it. */
+export function envelopeOf(event: { type: string; created_at: string; data: Record<string, unknown> }) {
+  return { type: event.type, created_at: isoTime(event.created_at), data: event.data };
+}
 
 async function webhookOrThrow(ctx: Context, webhookId: string): Promise<void> {
   if (!(await findWebhook(ctx.db, webhookId))) throw notFound('Webhook');
@@ -33,7 +37,7 @@ export async function getWebhookEvent(ctx: Context, webhookId: string, eventId: 
     created_at: message.created_at,
     status: message.status,
     next_attempt_at: message.next_attempt_at,
-    payload: { type: message.type, created_at: isoTime(message.created_at), data: message.data },
+    payload: envelopeOf(message),
   };
 }
 

@@ -1,3 +1,4 @@
+import { isoTime } from '../../clock.ts';
 import type { EmailRow } from '../../store/emails.ts';
 import type { EmailState } from '../events/email-events.ts';
 import type { NewEvent } from '../events/event-log.ts';
@@ -16,9 +17,6 @@ const EVENT_TYPES: Partial<Record<EmailState, WebhookEventType>> = {
   failed: 'email.failed',
   suppressed: 'email.suppressed',
 };
-
-/** A stored timestamp ("2026-11-22 23:41:11.894+00") as the payloads write it: ISO 8601 in UTC. */
-export const isoTime = (timestamp: string) => timestamp.replace(' ', 'T').replace(/\+00$/, 'Z');
 
 /** What every email event says of its email, as Resend writes it: tags as an object, headers as a list. */
 function emailData(email: EventEmail): Record<string, unknown> {
