@@ -50,6 +50,9 @@ for (const dialect of dialects) {
       await t.resend.contacts.create({ email: 'kim@example.com' });
       await eventually(() => received('contact.created').length === 2);
       assert.equal(received('contact.created').length, 2);
+      // The event log itself, not only what has arrived so far: one contact.created for kim.
+      const logged = await t.ctx.db.selectFrom('events').select('data').where('type', '=', 'contact.created').execute();
+      assert.equal(logged.filter((row) => JSON.parse(row.data).email === 'kim@example.com').length, 1);
     });
 
     it('posts topic.created, updated and deleted', async () => {
