@@ -1,4 +1,4 @@
-import type { Config, Role } from './config.ts';
+import { roleName, type Config, type Role } from './config.ts';
 import type { Context } from './context.ts';
 
 /** What a start brought up. */
@@ -30,8 +30,8 @@ function describeMode(config: Config): string {
  * captured.
  */
 function hostnameWarning(config: Config, role: Role): string | undefined {
-  if (config.mailHostname.includes('.') || (role !== 'api' && config.deliveryMode === 'capture')) return undefined;
-  const ehlo = config.deliveryMode === 'direct' && role !== 'api' ? ', and this server introduces itself with it (EHLO)' : '';
+  if (config.mailHostname.includes('.') || (role.has('worker') && config.deliveryMode === 'capture')) return undefined;
+  const ehlo = config.deliveryMode === 'direct' && role.has('worker') ? ', and this server introduces itself with it (EHLO)' : '';
   return `MAILROOM_HOSTNAME is "${config.mailHostname}", not a fully qualified name: your domains' MX and SPF records name it${ehlo}; set it to this server's public name, such as mail.example.com`;
 }
 
@@ -42,10 +42,10 @@ function hostnameWarning(config: Config, role: Role): string | undefined {
 export function announce(ctx: Context, started: Started): void {
   const { config, log } = ctx;
   const { role, listen, health, token } = started;
-  const worker = role !== 'api';
+  const worker = role.has('worker');
   log.info(
     {
-      role,
+      role: roleName(role),
       ...(listen ? { listen } : {}),
       ...(worker ? { mode: config.deliveryMode } : {}),
       ...(worker && config.smtpUrl ? { relay: new URL(config.smtpUrl).host } : {}),
@@ -54,9 +54,9 @@ export function announce(ctx: Context, started: Started): void {
     'mailroom started',
   );
   const lines = [
-    role === 'all' ? `Mailroom is listening on ${config.publicUrl} (${describeMode(config)})` : undefined,
-    role === 'api' ? `Mailroom API is listening on ${config.publicUrl}: it accepts and stores mail, and workers (--role worker) deliver it` : undefined,
-    role === 'worker' ? `Mailroom worker is running (${describeMode(config)})` : undefined,
+    listen && worker ? `Mailroom is listening on ${config.publicUrl} (${describeMode(config)})` : undefined,
+    listen && !worker ? `Mailroom API is listening on ${config.publicUrl}: it accepts and stores mail, and workers (--role worker) deliver it` : undefined,
+    !listen && worker ? `Mailroom worker is running (${describeMode(config)})` : undefined,
     health ? `Worker health checks: GET http://${health}/health` : undefined,
   ];
   const warning = hostnameWarning(config, role);

@@ -6,7 +6,9 @@ import { availableParallelism, hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-export type Role = 'all' | 'api' | 'worker';
+/** What a process runs: the HTTP API, the workers, the SMTP listeners; `--role all` is every one. */
+export type RolePart = 'api' | 'worker' | 'smtp';
+export type Role = ReadonlySet<RolePart>;
 
 /** capture: stored, not sent; relay: through SMTP_URL; direct: to each recipient domain's MX. */
 export type DeliveryMode = 'capture' | 'relay' | 'direct';
@@ -37,6 +39,18 @@ export interface Config {
     /** Requests with a body over 1 MB served at once; more get 429 and retry. */
     readonly maxLargeBodies: number;
   };
+  /** The inbound SMTP server (receiving): undefined port, none. */
+  readonly inbound: {
+    readonly port: number | undefined;
+    readonly host: string;
+    /** A message over this many bytes is refused (552). */
+    readonly maxMessageBytes: number;
+    readonly maxRecipients: number;
+    /** Connections open at once from one client address. */
+    readonly maxClientConnections: number;
+  };
+  /** The TLS pair the SMTP listeners present (PEM files); undefined: a self-signed pair, made once and kept. */
+  readonly smtpTls: { readonly certFile: string; readonly keyFile: string } | undefined;
   readonly logLevel: string;
   readonly allowPrivateAttachmentUrls: boolean;
   readonly webhooks: {
@@ -172,6 +186,18 @@ function mailHostname(env: Env): string {
   return raw.toLowerCase();
 }
 
+/** SMTP_TLS_CERT and SMTP_TLS_KEY: both or neither, each a readable file. */
+function smtpTls(env: Env): Config['smtpTls'] {
+  const certFile = env.SMTP_TLS_CERT || undefined;
+  const keyFile = env.SMTP_TLS_KEY || undefined;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) fail(certFile ? 'SMTP_TLS_KEY' : 'SMTP_TLS_CERT', 'SMTP_TLS_CERT and SMTP_TLS_KEY go together: set both PEM files, or neither');
+  for (const [name, file] of [['SMTP_TLS_CERT', certFile], ['SMTP_TLS_KEY', keyFile]] as const) {
+    if (!existsSync(file)) fail(name, `the file ${file} does not exist`);
+  }
+  return Object.freeze({ certFile, keyFile });
+}
+
 function logLevel(env: Env): string {
   const raw = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(raw)) fail('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
@@ -184,9 +210,10 @@ export function readConfig(env: Env = process.env): Config {
   const publicUrl = url(env, 'MAILROOM_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
   const smtpUrl = url(env, 'SMTP_URL', ['smtp:', 'smtps:']);
   const mode = deliveryMode(env, smtpUrl);
+  const host = env.HOST || '0.0.0.0';
   return Object.freeze({
     port,
-    host: env.HOST || '0.0.0.0',
+    host,
     databaseUrl: databaseUrl(env),
     apiKey: apiKey(env),
     publicUrl: publicUrl.replace(/\/+$/, ''),
@@ -203,6 +230,14 @@ export function readConfig(env: Env = process.env): Config {
       requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
       maxLargeBodies: integer(env, 'HTTP_MAX_LARGE_BODIES', 2, 1, 1000),
     }),
+    inbound: Object.freeze({
+      port: env.INBOUND_SMTP_PORT ? integer(env, 'INBOUND_SMTP_PORT', 0, 0, 65535) : undefined,
+      host: env.INBOUND_SMTP_HOST || host,
+      maxMessageBytes: integer(env, 'INBOUND_MAX_MESSAGE_BYTES', 40 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      maxRecipients: integer(env, 'INBOUND_MAX_RECIPIENTS', 100, 1, 10_000),
+      maxClientConnections: integer(env, 'INBOUND_MAX_CONNECTIONS_PER_CLIENT', 10, 1, 10_000),
+    }),
+    smtpTls: smtpTls(env),
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),
     webhooks: Object.freeze({ disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_DAYS', 5, 1, 365) * 86_400_000 }),
@@ -221,9 +256,13 @@ export function readConfig(env: Env = process.env): Config {
   });
 }
 
-const ROLE_USAGE = 'the only option is --role all|api|worker';
+const ROLE_USAGE = 'the only option is --role all, or a comma-separated list of api, worker and smtp';
+const PARTS: RolePart[] = ['api', 'worker', 'smtp'];
 
-/** The role named on the command line (`--role all|api|worker`, default all); anything else is refused by name. */
+/**
+ * The role named on the command line: `--role all` (the default) or a list such as `api,worker` or
+ * `smtp`; anything else is refused by name.
+ */
 export function readRole(args: string[]): Role {
   const { tokens } = parseArgs({ args, options: { role: { type: 'string' } }, strict: false, allowPositionals: true, tokens: true });
   let role = 'all';
@@ -232,6 +271,12 @@ export function readRole(args: string[]): Role {
     if (token.kind === 'option' && token.name !== 'role') throw new ConfigError(`Unknown option ${token.rawName}: ${ROLE_USAGE}`);
     if (token.kind === 'option') role = token.value ?? '';
   }
-  if (role === 'all' || role === 'api' || role === 'worker') return role;
-  throw new ConfigError(`Invalid --role: expected all, api or worker, got "${role}"`);
+  if (role === 'all') return new Set(PARTS);
+  const parts = role.split(',').map((part) => part.trim());
+  const unknown = parts.find((part) => !PARTS.includes(part as RolePart));
+  if (unknown !== undefined) throw new ConfigError(`Invalid --role: expected all, or a comma-separated list of api, worker and smtp, got "${role}"`);
+  return new Set(parts as RolePart[]);
 }
+
+/** The role as its name is written: `all`, or its parts in a fixed order. */
+export const roleName = (role: Role): string => (role.size === PARTS.length ? 'all' : PARTS.filter((part) => role.has(part)).join(','));

@@ -40,13 +40,13 @@ async function main(): Promise<void> {
   const { port, host, worker } = config;
   let app: App | undefined;
   let listen: string | undefined;
-  if (role !== 'worker') {
+  if (role.has('api')) {
     app = await buildApp(ctx);
     await seedConfiguredKey(ctx);
     await app.listen({ port, host }).catch((error: unknown) => stop(error, listenErrorLine(error, 'PORT', host, port)));
     listen = hostPort(app.server.address() as AddressInfo);
   }
-  const runner = role === 'api' ? undefined : new Runner(ctx, tasks);
+  const runner = role.has('worker') ? new Runner(ctx, tasks) : undefined;
   let health: Server | undefined;
   if (runner && worker.healthPort !== undefined) {
     const healthPort = worker.healthPort;

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ConfigError, readConfig, readRole } from '../src/config.ts';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, readConfig, readRole, roleName } from '../src/config.ts';
 import { resolveSecret } from '../src/secret.ts';
 import { startApp } from './support/harness.ts';
 
@@ -99,14 +100,29 @@ describe('configuration', () => {
   });
 
   it('reads the role from the command line, and refuses anything else by name', () => {
-    assert.equal(readRole([]), 'all');
-    assert.equal(readRole(['--role', 'worker']), 'worker');
-    assert.equal(readRole(['--role=api']), 'api');
-    for (const [args, named] of [[['--rol', 'worker'], '--rol'], [['worker'], 'worker'], [['--role', 'workers'], 'workers'], [['--role'], '--role']] as const) {
+    assert.equal(roleName(readRole([])), 'all');
+    assert.deepEqual([...readRole(['--role', 'all'])], ['api', 'worker', 'smtp']);
+    assert.equal(roleName(readRole(['--role', 'worker'])), 'worker');
+    assert.equal(roleName(readRole(['--role=api'])), 'api');
+    assert.equal(roleName(readRole(['--role=smtp,api'])), 'api,smtp');
+    for (const [args, named] of [[['--rol', 'worker'], '--rol'], [['worker'], 'worker'], [['--role', 'workers'], 'workers'], [['--role'], '--role'], [['--role', 'api,inbound'], 'api,inbound']] as const) {
       assert.throws(() => readRole([...args]), (error: Error) => error instanceof ConfigError && error.message.includes(named), args.join(' '));
     }
     assert.equal(readConfig({ WORKER_HEALTH_PORT: '9001' }).worker.healthPort, 9001);
     assert.equal(readConfig({}).worker.healthPort, undefined);
+  });
+
+  it('reads the inbound SMTP settings, and the TLS pair as two files or none', () => {
+    const defaults = readConfig({ HOST: '127.0.0.1' });
+    assert.deepEqual(defaults.inbound, { port: undefined, host: '127.0.0.1', maxMessageBytes: 40 * 1024 * 1024, maxRecipients: 100, maxClientConnections: 10 });
+    assert.equal(defaults.smtpTls, undefined);
+    const set = readConfig({ INBOUND_SMTP_PORT: '2525', INBOUND_SMTP_HOST: '::1', INBOUND_MAX_MESSAGE_BYTES: '1048576', INBOUND_MAX_RECIPIENTS: '5', INBOUND_MAX_CONNECTIONS_PER_CLIENT: '2' });
+    assert.deepEqual(set.inbound, { port: 2525, host: '::1', maxMessageBytes: 1048576, maxRecipients: 5, maxClientConnections: 2 });
+    const file = fileURLToPath(import.meta.url);
+    assert.deepEqual(readConfig({ SMTP_TLS_CERT: file, SMTP_TLS_KEY: file }).smtpTls, { certFile: file, keyFile: file });
+    assert.throws(() => readConfig({ SMTP_TLS_CERT: file }), /Invalid SMTP_TLS_KEY: SMTP_TLS_CERT and SMTP_TLS_KEY go together/);
+    assert.throws(() => readConfig({ SMTP_TLS_CERT: file, SMTP_TLS_KEY: '/nowhere/key.pem' }), /Invalid SMTP_TLS_KEY: the file \/nowhere\/key.pem does not exist/);
+    assert.throws(() => readConfig({ INBOUND_SMTP_PORT: 'twenty-five' }), /Invalid INBOUND_SMTP_PORT/);
   });
 
   it('stops start-up with one clear line', () => {

@@ -312,6 +312,58 @@ export interface BroadcastRecipientTable {
   contact_id: string;
 }
 
+/** A message the inbound SMTP server took: its parsed fields (JSON arrays and objects as text). */
+export interface ReceivedEmailTable {
+  id: string;
+  created_at: string;
+  /** MAIL FROM (empty for a bounce). */
+  envelope_from: string;
+  /** JSON array: the RCPT TO addresses Mailroom accepted. */
+  received_for: string;
+  client_address: string;
+  /** The bare address of the From header. */
+  from: string;
+  /** JSON arrays of bare addresses. */
+  to: string;
+  cc: string;
+  bcc: string;
+  reply_to: string;
+  subject: string;
+  message_id: string;
+  html: string | null;
+  text: string | null;
+  /** JSON object, lower-case names; a repeated header's values joined. */
+  headers: string;
+  /** JSON {spf, dkim, dmarc}: each result's verdict and detail. */
+  authentication: string | null;
+  /** The message's size in bytes, as received. */
+  size: number;
+}
+
+/** The bytes of a received message, as they arrived. */
+export interface ReceivedMessageTable {
+  email_id: string;
+  raw: Buffer;
+}
+
+export interface ReceivedAttachmentTable {
+  id: string;
+  email_id: string;
+  position: number;
+  filename: string | null;
+  content_type: string;
+  content_disposition: string | null;
+  content_id: string | null;
+  size: number;
+  content: Buffer;
+}
+
+/** Values every process of an install shares, by name (the SMTP TLS pair, sealed). */
+export interface SettingTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
   emails: EmailTable;
@@ -324,6 +376,10 @@ export interface Database {
   webhook_messages: WebhookMessageTable;
   webhook_attempts: WebhookAttemptTable;
   captured_messages: CapturedMessageTable;
+  received_emails: ReceivedEmailTable;
+  received_messages: ReceivedMessageTable;
+  received_attachments: ReceivedAttachmentTable;
+  settings: SettingTable;
   jobs: JobTable;
   workers: WorkerTable;
   idempotency_keys: IdempotencyKeyTable;
