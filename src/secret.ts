@@ -4,6 +4,11 @@ import { dirname, join } from 'node:path';
 import { ConfigError, type Config } from './config.ts';
 import { isPostgresUrl } from './store/db.ts';
 
+/** Where a SQLite install keeps its files: the database's folder (the working directory for `:memory:`). */
+export function dataDirectory(config: Config): string {
+  return config.databaseUrl === ':memory:' ? '.' : dirname(config.databaseUrl);
+}
+
 /**
  * The secret behind Mailroom's encryption (DKIM keys) and signatures (unsubscribe links):
  * MAILROOM_SECRET when set. A single SQLite install needs no setup: a random secret is created once in
@@ -15,7 +20,7 @@ export function resolveSecret(config: Config): string {
   if (isPostgresUrl(config.databaseUrl)) {
     throw new ConfigError('Invalid MAILROOM_SECRET: required with a PostgreSQL DATABASE_URL, so that every process shares it');
   }
-  const dir = config.databaseUrl === ':memory:' ? '.' : dirname(config.databaseUrl);
+  const dir = dataDirectory(config);
   const file = join(dir, 'secret');
   try {
     return readFileSync(file, 'utf8').trim();
