@@ -6,6 +6,7 @@ import { benchDelivery, type Figure } from './delivery.ts';
 import { benchDkim } from './dkim.ts';
 import { benchLargeSends } from './large-sends.ts';
 import { benchLists } from './lists.ts';
+import { benchReceiving } from './receiving.ts';
 import { benchTemplates } from './templates.ts';
 import { benchWebhooks } from './webhooks.ts';
 
@@ -19,6 +20,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   lists: () => benchLists({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
   'large-sends': benchLargeSends,
   webhooks: () => benchWebhooks({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
+  receiving: () => benchReceiving({ n: Number(process.env.BENCH_EMAILS ?? 2000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

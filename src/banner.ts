@@ -1,11 +1,16 @@
 import { roleName, type Config, type Role } from './config.ts';
 import type { Context } from './context.ts';
+import { selfSignedWarning } from './smtp/tls.ts';
 
 /** What a start brought up. */
 export interface Started {
   role: Role;
   /** host:port the API listens on, for the roles that serve it. */
   listen?: string;
+  /** host:port the inbound SMTP server listens on (INBOUND_SMTP_PORT). */
+  inbound?: string;
+  /** The SMTP listeners present a self-signed certificate (no SMTP_TLS_CERT). */
+  selfSigned?: boolean;
   /** host:port of the worker's health checks (WORKER_HEALTH_PORT). */
   health?: string;
   /** A full-access API key this start created: shown once, to a person, never logged. */
@@ -41,12 +46,13 @@ function hostnameWarning(config: Config, role: Role): string | undefined {
  */
 export function announce(ctx: Context, started: Started): void {
   const { config, log } = ctx;
-  const { role, listen, health, token } = started;
+  const { role, listen, inbound, selfSigned, health, token } = started;
   const worker = role.has('worker');
   log.info(
     {
       role: roleName(role),
       ...(listen ? { listen } : {}),
+      ...(inbound ? { inbound } : {}),
       ...(worker ? { mode: config.deliveryMode } : {}),
       ...(worker && config.smtpUrl ? { relay: new URL(config.smtpUrl).host } : {}),
       ...(health ? { health } : {}),
@@ -57,10 +63,11 @@ export function announce(ctx: Context, started: Started): void {
     listen && worker ? `Mailroom is listening on ${config.publicUrl} (${describeMode(config)})` : undefined,
     listen && !worker ? `Mailroom API is listening on ${config.publicUrl}: it accepts and stores mail, and workers (--role worker) deliver it` : undefined,
     !listen && worker ? `Mailroom worker is running (${describeMode(config)})` : undefined,
+    inbound ? `Receiving mail over SMTP on ${inbound} for the domains with receiving enabled` : undefined,
     health ? `Worker health checks: GET http://${health}/health` : undefined,
   ];
-  const warning = hostnameWarning(config, role);
-  if (warning) {
+  const warnings = [hostnameWarning(config, role), selfSigned ? selfSignedWarning(config) : undefined];
+  for (const warning of warnings.filter((w) => w !== undefined)) {
     log.warn(warning);
     lines.push(`Warning: ${warning}`);
   }

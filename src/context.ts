@@ -10,6 +10,7 @@ import { createWebhookCache, type WebhookCache } from './domain/webhooks/webhook
 import { createIdempotencyState, type IdempotencyState } from './domain/emails/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/api-keys/key-usage.ts';
 import { createComposer, type Composer } from './delivery/compose-pool.ts';
+import { createMessageReader, type MessageReader } from './domain/receiving/message-reader.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
 import { createResolver } from './dns.ts';
 import { openDb, type Db } from './store/db.ts';
@@ -40,6 +41,8 @@ export interface Context {
   readonly dns: Resolver;
   /** Signs outgoing mail with its domain's DKIM key, parsed once per domain. */
   readonly composer: Composer;
+  /** Parses and authenticates received mail on a thread. */
+  readonly reader: MessageReader;
   /** Jobs were committed in this process: an in-process worker should look now, not at its next poll. */
   readonly jobsAdded: JobSignal;
   /**
@@ -76,7 +79,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
   await migrate(db);
   const jobsAdded = createJobSignal();
   const writer = createWriter(db, config.databaseUrl, () => jobsAdded.notify());
-  const dns = createResolver(config);
+  const dns = createResolver(config.dnsServers);
   return {
     config,
     secret,
@@ -92,6 +95,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     transport: createTransport(config, db, clock, dns),
     dns,
     composer: createComposer(config.worker.composeThreads, secret),
+    reader: createMessageReader(config),
     jobsAdded,
     largeMessages: createSemaphore(config.worker.maxLargeMessages),
     deliveryLog: createDeliveryLog(log),
@@ -105,6 +109,7 @@ export async function closeContext(ctx: Context): Promise<void> {
   ctx.idempotency.close();
   ctx.transport.close();
   await ctx.composer.close();
+  await ctx.reader.close();
   await ctx.writer.close();
   await ctx.db.destroy();
 }

@@ -1,13 +1,13 @@
 import { Resolver } from 'node:dns/promises';
-import type { Config } from './config.ts';
 
 // One resolver, built at start and shared by domain verification and MX lookups, so DNS_SERVERS
-// applies to both (tests point it at a DNS server they start).
+// applies to both (tests point it at a DNS server they start); the reader thread of received mail
+// builds its own on the same servers.
 
 /** A node:dns resolver on DNS_SERVERS, or on the system's servers when unset. */
-export function createResolver(config: Config): Resolver {
+export function createResolver(servers: string[] | undefined): Resolver {
   const resolver = new Resolver({ timeout: 5000, tries: 2 });
-  if (config.dnsServers) resolver.setServers(config.dnsServers);
+  if (servers) resolver.setServers(servers);
   return resolver;
 }
 

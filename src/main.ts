@@ -6,6 +6,8 @@ import { ConfigError, readConfig, readRole, type Config, type Role } from './con
 import { closeContext, createContext, type Context } from './context.ts';
 import { createFirstKey, seedConfiguredKey } from './domain/api-keys/api-keys.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
+import { listenInbound, type SmtpListener } from './smtp/inbound-server.ts';
+import { smtpTlsPair } from './smtp/tls.ts';
 import { isPostgresUrl } from './store/db.ts';
 import { listenWorkerHealth } from './workers/health.ts';
 import { Runner } from './workers/runner.ts';
@@ -31,6 +33,9 @@ async function main(): Promise<void> {
   try {
     role = readRole(process.argv.slice(2));
     config = readConfig();
+    if (role.has('smtp') && role.size === 1 && config.inbound.port === undefined) {
+      throw new ConfigError('--role smtp runs the SMTP listeners: set INBOUND_SMTP_PORT');
+    }
     // Without a secret, createContext refuses PostgreSQL before connecting (secret.ts).
     if (isPostgresUrl(config.databaseUrl) && config.secret !== undefined) await reachPostgres(config.databaseUrl);
     ctx = await createContext(config);
@@ -46,6 +51,14 @@ async function main(): Promise<void> {
     await app.listen({ port, host }).catch((error: unknown) => stop(error, listenErrorLine(error, 'PORT', host, port)));
     listen = hostPort(app.server.address() as AddressInfo);
   }
+  let inbound: SmtpListener | undefined;
+  let selfSigned = false;
+  if (role.has('smtp') && config.inbound.port !== undefined) {
+    const tls = await smtpTlsPair(ctx).catch((error: unknown) => stop(error, error instanceof ConfigError ? error.message : undefined));
+    selfSigned = tls.selfSigned;
+    const { port: smtpPort, host: smtpHost } = config.inbound;
+    inbound = await listenInbound(ctx, tls).catch((error: unknown) => stop(error, listenErrorLine(error, 'INBOUND_SMTP_PORT', smtpHost, smtpPort)));
+  }
   const runner = role.has('worker') ? new Runner(ctx, tasks) : undefined;
   let health: Server | undefined;
   if (runner && worker.healthPort !== undefined) {
@@ -56,14 +69,14 @@ async function main(): Promise<void> {
   }
   runner?.start();
   const token = app ? await createFirstKey(ctx) : undefined;
-  announce(ctx, { role, listen, health: health && hostPort(health.address() as AddressInfo), token });
+  announce(ctx, { role, listen, inbound: inbound && hostPort(inbound.address()), selfSigned, health: health && hostPort(health.address() as AddressInfo), token });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     ctx.log.info({ signal }, 'shutting down');
-    await app?.close();
+    await Promise.all([app?.close(), inbound?.close()]);
     health?.close();
     health?.closeAllConnections();
     await runner?.stop(worker.shutdownTimeoutMs);

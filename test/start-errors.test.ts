@@ -54,7 +54,7 @@ describe('start-up errors are one line naming the cause', { concurrency: true },
   after(() => new Promise<void>((resolve) => busy.close(() => resolve())));
 
   it('a misspelled flag', async () => {
-    assertOneLine(await start(['--rol', 'worker'], {}), /Unknown option --rol/, /--role all\|api\|worker/);
+    assertOneLine(await start(['--rol', 'worker'], {}), /Unknown option --rol/, /--role all, or a comma-separated list of api, worker and smtp/);
   });
 
   it('a port in use, for the API and for worker health checks', async () => {

@@ -1,0 +1,107 @@
+import type { Resolver } from 'node:dns/promises';
+import { authenticate } from 'mailauth';
+import { simpleParser, type AddressObject, type HeaderLines } from 'mailparser';
+import type { Authentication } from '../../store/received-emails.ts';
+
+// What a received message says (mailparser) and whether its sender is who it claims (mailauth: SPF,
+// DKIM, DMARC). Pure: the reader thread runs it beside the event loop.
+
+/** How the message came: the SMTP session's facts SPF and the stored row need. */
+export interface Envelope {
+  /** MAIL FROM; empty for a bounce. */
+  from: string;
+  /** RCPT TO, as accepted. */
+  to: string[];
+  clientAddress: string;
+  helo: string;
+}
+
+export interface ReadAttachment {
+  filename: string | null;
+  content_type: string;
+  content_disposition: string | null;
+  /** Without angle brackets, as `cid:` links name it. */
+  content_id: string | null;
+  content: Uint8Array;
+}
+
+
+export interface ReadMessage {
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  subject: string;
+  message_id: string;
+  /** With `cid:` links kept; the API may turn them into data URIs. */
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  attachments: ReadAttachment[];
+  authentication: Authentication;
+}
+
+/** The bare addresses of a header, groups flattened. */
+function addresses(header: AddressObject | AddressObject[] | undefined): string[] {
+  const entries = [header ?? []].flat().flatMap((object) => object.value);
+  return entries.flatMap((entry) => (entry.group ? entry.group : [entry])).flatMap((entry) => (entry.address ? [entry.address] : []));
+}
+
+/**
+ * The headers as the API shows them: lower-case names, each value unfolded as it arrived (encoded
+ * words kept); a repeated header's values joined by a line break, first to last.
+ */
+function headerMap(lines: HeaderLines): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const { key, line } of lines) {
+    const value = line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+    headers[key] = key in headers ? `${headers[key]}\n${value}` : value;
+  }
+  return headers;
+}
+
+/** The verdict of DKIM over every signature: pass when one passes, else the first one's, `none` without any. */
+function dkimVerdict(results: { status: { result: string } }[]): string {
+  if (results.some((r) => r.status.result === 'pass')) return 'pass';
+  return results[0]?.status.result ?? 'none';
+}
+
+export async function readMessage(raw: Buffer, envelope: Envelope, resolver: Resolver, mta: string): Promise<ReadMessage> {
+  const [parsed, auth] = await Promise.all([
+    simpleParser(raw, { keepCidLinks: true, skipImageLinks: true, skipTextToHtml: true }),
+    authenticate(raw, {
+      ip: envelope.clientAddress,
+      helo: envelope.helo,
+      sender: envelope.from,
+      mta,
+      disableArc: true,
+      disableBimi: true,
+      resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never>,
+    }),
+  ]);
+  return {
+    from: addresses(parsed.from)[0] ?? '',
+    to: addresses(parsed.to),
+    cc: addresses(parsed.cc),
+    bcc: addresses(parsed.bcc),
+    reply_to: addresses(parsed.replyTo),
+    subject: parsed.subject ?? '',
+    message_id: parsed.messageId ?? '',
+    html: parsed.html === false ? null : (parsed.html ?? null),
+    text: parsed.text ?? null,
+    headers: headerMap(parsed.headerLines),
+    attachments: parsed.attachments.map((a) => ({
+      filename: a.filename ?? null,
+      content_type: a.contentType,
+      content_disposition: a.contentDisposition ?? null,
+      content_id: a.cid ?? null,
+      content: a.content,
+    })),
+    authentication: {
+      spf: auth.spf ? auth.spf.status.result : 'none',
+      dkim: dkimVerdict(auth.dkim.results),
+      dmarc: auth.dmarc ? auth.dmarc.status.result : 'none',
+    },
+  };
+}

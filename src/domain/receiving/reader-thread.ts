@@ -1,0 +1,24 @@
+// A worker thread that parses and authenticates received messages, so that this CPU work (and a large
+// message's decoding) runs beside the event loop.
+import { parentPort, workerData } from 'node:worker_threads';
+import { createResolver } from '../../dns.ts';
+import { asBuffer, describeError, movable } from '../../threads.ts';
+import { readMessage, type Envelope } from './read-message.ts';
+
+export interface ReadRequest {
+  id: number;
+  raw: Uint8Array;
+  envelope: Envelope;
+}
+
+const { dnsServers, mta } = workerData as { dnsServers: string[] | undefined; mta: string };
+const resolver = createResolver(dnsServers);
+
+parentPort!.on('message', async ({ id, raw, envelope }: ReadRequest) => {
+  try {
+    const message = await readMessage(asBuffer(raw), envelope, resolver, mta);
+    parentPort!.postMessage({ id, value: message }, movable(message.attachments.map((a) => a.content)));
+  } catch (error) {
+    parentPort!.postMessage({ id, error: describeError(error) });
+  }
+});

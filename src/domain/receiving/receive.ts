@@ -1,0 +1,64 @@
+import { isoTime, toTimestamp } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { newId } from '../../ids.ts';
+import { insertReceivedEmail, type ReceivedAttachmentRow, type ReceivedEmailRow } from '../../store/received-emails.ts';
+import { asBuffer } from '../../threads.ts';
+import { logEvents, type NewEvent } from '../events/event-log.ts';
+import type { Envelope } from './read-message.ts';
+
+/** The `email.received` webhook: who and what, no body (the application fetches it). */
+function receivedEvent(email: ReceivedEmailRow, attachments: ReceivedAttachmentRow[]): NewEvent {
+  const { id, created_at, from, to, bcc, cc, received_for, message_id, subject } = email;
+  return {
+    type: 'email.received',
+    data: {
+      email_id: id,
+      created_at: isoTime(created_at),
+      from,
+      to,
+      bcc,
+      cc,
+      received_for,
+      message_id,
+      subject,
+      attachments: attachments.map((a) => ({ id: a.id, filename: a.filename, content_type: a.content_type, content_disposition: a.content_disposition, content_id: a.content_id })),
+    },
+  };
+}
+
+/**
+ * Takes a message the inbound SMTP server received: parses and authenticates it on the reader thread,
+ * then commits its row, its bytes, its attachments and its `email.received` event (with the webhook
+ * deliveries) in one transaction, under `id`. Resolves once committed: only then may the server
+ * answer 250.
+ */
+export async function receiveMessage(ctx: Context, id: string, raw: Buffer, envelope: Envelope): Promise<void> {
+  const message = await ctx.reader.read(raw, envelope);
+  const email: ReceivedEmailRow = {
+    id,
+    created_at: toTimestamp(ctx.clock.now()),
+    envelope_from: envelope.from,
+    received_for: envelope.to,
+    client_address: envelope.clientAddress,
+    from: message.from,
+    to: message.to,
+    cc: message.cc,
+    bcc: message.bcc,
+    reply_to: message.reply_to,
+    subject: message.subject,
+    message_id: message.message_id,
+    html: message.html,
+    text: message.text,
+    headers: message.headers,
+    authentication: { ...message.authentication },
+    size: raw.length,
+  };
+  const attachments: ReceivedAttachmentRow[] = message.attachments.map((a, position) => {
+    const content = asBuffer(a.content);
+    return { ...a, id: newId(), email_id: id, position, size: content.length, content };
+  });
+  await ctx.writer.transaction(async (tx) => {
+    await insertReceivedEmail(tx, email, raw, attachments);
+    await logEvents(ctx, tx, [receivedEvent(email, attachments)], email.created_at);
+  });
+}

@@ -1,0 +1,110 @@
+import { isoTime } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { notFound } from '../../errors.ts';
+import * as store from '../../store/received-emails.ts';
+import { slicePage, type Page, type PageRequest } from '../../store/paginate.ts';
+import { downloadExpiry, downloadLink } from '../downloads/download-links.ts';
+import type { DownloadFile } from '../downloads/downloads.ts';
+
+// Resend's receiving API: received emails, their attachments and their original bytes, each file
+// behind a signed download link.
+
+type Meta = store.AttachmentMeta;
+
+/** An attachment as an email lists it. */
+const summary = ({ id, filename, content_type, content_id, content_disposition, size }: Meta) => ({
+  id,
+  filename,
+  content_type,
+  content_id,
+  content_disposition,
+  size,
+});
+
+function listed(row: store.ReceivedEmailListRow, attachments: Meta[]) {
+  const { id, to, from, created_at, subject, bcc, cc, reply_to, received_for, message_id } = row;
+  return { id, to, from, created_at: isoTime(created_at), subject, bcc, cc, reply_to, received_for, message_id, attachments: attachments.map(summary) };
+}
+
+/** GET /emails/receiving: newest first (everything without `limit`, as Resend), each with its attachments. */
+export async function listReceivedEmails(ctx: Context, page: PageRequest) {
+  const result = await store.listReceivedEmails(ctx.db, page);
+  const withAttachments = async (rows: store.ReceivedEmailListRow[]) => {
+    const metas = await store.listAttachmentMeta(ctx.db, rows.map((row) => row.id));
+    return rows.map((row) => listed(row, metas.filter((meta) => meta.email_id === row.id)));
+  };
+  async function* rest(slices: AsyncIterable<store.ReceivedEmailListRow[]>) {
+    for await (const slice of slices) yield await withAttachments(slice);
+  }
+  const data = await withAttachments(result.data);
+  return { has_more: result.has_more, data, ...(result.rest ? { rest: rest(result.rest) } : {}) } satisfies Page<ReturnType<typeof listed>>;
+}
+
+export type HtmlFormat = 'data_uri' | 'cid';
+
+/** `cid:` links of the HTML turned into data URIs of the inline attachments they name. */
+async function inlineImages(ctx: Context, html: string, attachments: Meta[]): Promise<string> {
+  const byCid = new Map(attachments.filter((a) => a.content_id !== null).map((a) => [a.content_id!.toLowerCase(), a]));
+  if (byCid.size === 0 || !/cid:/i.test(html)) return html;
+  const uris = new Map<string, string>();
+  for (const [cid, meta] of byCid) {
+    if (!html.toLowerCase().includes(`cid:${cid}`)) continue;
+    const row = await store.findAttachmentById(ctx.db, meta.id);
+    if (row) uris.set(cid, `data:${row.content_type};base64,${row.content.toString('base64')}`);
+  }
+  return html.replace(/cid:([^"'\s)>]+)/gi, (link, cid: string) => uris.get(cid.toLowerCase()) ?? link);
+}
+
+async function findOrThrow(ctx: Context, id: string) {
+  const email = await store.findReceivedEmail(ctx.db, id);
+  if (!email) throw notFound('Email');
+  return email;
+}
+
+/** GET /emails/receiving/:id: the whole email, with a link to its original bytes. */
+export async function getReceivedEmail(ctx: Context, id: string, htmlFormat: HtmlFormat = 'data_uri') {
+  const email = await findOrThrow(ctx, id);
+  const attachments = await store.listAttachmentMeta(ctx.db, [email.id]);
+  const html = email.html !== null && htmlFormat === 'data_uri' ? await inlineImages(ctx, email.html, attachments) : email.html;
+  return {
+    object: 'email' as const,
+    ...listed(email, attachments),
+    html,
+    html_format: htmlFormat,
+    text: email.text,
+    headers: email.headers,
+    authentication: email.authentication,
+    raw: downloadLink(ctx, { kind: 'received-message', id: email.id }),
+  };
+}
+
+function attachmentItem(ctx: Context, meta: Meta, expiresAt: number) {
+  return { ...summary(meta), ...downloadLink(ctx, { kind: 'received-attachment', id: meta.id }, expiresAt) };
+}
+
+/** GET /emails/receiving/:id/attachments: in the message's order (all of them without `limit`). */
+export async function listReceivedAttachments(ctx: Context, emailId: string, page: PageRequest) {
+  const email = await findOrThrow(ctx, emailId);
+  const { has_more, data } = slicePage(await store.listAttachmentMeta(ctx.db, [email.id]), page);
+  const expiresAt = downloadExpiry(ctx);
+  return { has_more, data: data.map((meta) => attachmentItem(ctx, meta, expiresAt)) };
+}
+
+/** GET /emails/receiving/:id/attachments/:attachment_id. */
+export async function getReceivedAttachment(ctx: Context, emailId: string, id: string) {
+  const row = await store.findAttachment(ctx.db, emailId, id.toLowerCase());
+  if (!row) throw notFound('Attachment');
+  return { object: 'attachment' as const, ...attachmentItem(ctx, row, downloadExpiry(ctx)) };
+}
+
+/** The loader of `received-attachment` links. */
+export async function loadReceivedAttachment(ctx: Context, id: string): Promise<DownloadFile | undefined> {
+  const row = await store.findAttachmentById(ctx.db, id);
+  return row && { bytes: row.content, contentType: row.content_type, filename: row.filename };
+}
+
+/** The loader of `received-message` links: the message as it arrived, as an .eml file. */
+export async function loadReceivedMessage(ctx: Context, id: string): Promise<DownloadFile | undefined> {
+  const raw = await store.findRawMessage(ctx.db, id);
+  return raw && { bytes: raw, contentType: 'message/rfc822', filename: `${id}.eml` };
+}
