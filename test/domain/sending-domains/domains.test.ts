@@ -96,8 +96,9 @@ for (const dialect of dialects) {
         [{ name: 'r.example.com', region: 'mars-1' }, 422, 'invalid_region', /Region must be "us-east-1" \| "eu-west-1" \| "sa-east-1" \| "ap-northeast-1"/],
         [{ name: 'r.example.com', tls: 'sometimes' }, 422, 'validation_error', /`tls`/],
         [{ name: 'r.example.com', custom_return_path: 'a b' }, 422, 'validation_error', /`custom_return_path`/],
-        [{ name: 'r.example.com', capabilities: { receiving: 'enabled' } }, 422, 'validation_error', /receiv/],
-        [{ name: 'r.example.com', capabilities: { sending: 'disabled' } }, 422, 'validation_error', /At least one capability/],
+        [{ name: 'r.example.com', capabilities: { receiving: 'yes' } }, 422, 'validation_error', /^Invalid `capabilities.receiving` field: must be "enabled" or "disabled"\.$/],
+        [{ name: 'r.example.com', capabilities: { sending: 'off' } }, 422, 'validation_error', /^Invalid `capabilities.sending` field/],
+        [{ name: 'r.example.com', capabilities: { sending: 'disabled' } }, 422, 'validation_error', /At least one capability must be enabled/],
         [{ name: 'r.example.com', open_tracking: 'yes' }, 422, 'validation_error', /`open_tracking`/],
       ];
       for (const [body, status, name, message] of cases) {
