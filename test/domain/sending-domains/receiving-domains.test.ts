@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import type { Resolver } from 'node:dns/promises';
 import { after, before, describe, it } from 'node:test';
-import { dialects, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
+import { verifyDomainTask } from '../../../src/workers/verify-domain.ts';
+import { asJob, dialects, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../../support/dns-server.ts';
 import { checked, createDomain, domainOf, HOSTNAME, HOUR, statusBecomes, verifiedDomain, type Domain } from '../../support/domain-setup.ts';
 
@@ -154,6 +156,50 @@ for (const dialect of dialects) {
         assert.match(body.message, /`capabilities\.receiving`|At least one capability/);
       }
       assert.deepEqual((await domainOf(t, domain.id)).records, domain.records);
+    });
+  });
+
+  describe(`a check that overlaps a switch of capabilities (${dialect})`, () => {
+    let dns: TestDnsServer;
+    let t: TestApp;
+    before(async () => {
+      dns = await startDnsServer();
+      t = await startApp(dialect, { worker: false, env: { DNS_SERVERS: dns.address, MAILROOM_HOSTNAME: HOSTNAME } });
+    });
+    after(async () => {
+      await t.close();
+      await dns.close();
+    });
+
+    it('writes nothing and looks again, with the new records', async () => {
+      const domain = await createDomain(t, 'overlap.test');
+      publishRecords(dns, domain);
+      dns.add('overlap.test', { MX: [{ exchange: HOSTNAME, priority: 10 }] });
+      await t.resend.domains.verify(domain.id);
+      // A worker holds the check; the switch lands while it looks the records up.
+      await t.ctx.db.updateTable('jobs').set({ locked_by: 'worker-a', locked_at: t.clock.now() }).where('key', '=', `verify-domain:${domain.id}`).execute();
+      const job = (await verifyJob(t, domain.id))!;
+      let switched = false;
+      const resolver = Object.create(t.ctx.dns) as Resolver;
+      resolver.resolveMx = async (name) => {
+        if (!switched) {
+          switched = true;
+          await setReceiving(t, domain.id, 'enabled');
+        }
+        return t.ctx.dns.resolveMx(name);
+      };
+      await verifyDomainTask({ ...t.ctx, dns: resolver }, asJob(job));
+      let got = await domainOf(t, domain.id);
+      assert.equal(got.status, 'pending', 'the check of the old records wrote nothing');
+      assert.equal(receivingOf(got)!.status, 'pending');
+      const again = (await verifyJob(t, domain.id))!;
+      assert.equal(again.id, job.id);
+      assert.equal(again.locked_at, null, 'it is due again');
+
+      await verifyDomainTask(t.ctx, asJob(again));
+      got = await domainOf(t, domain.id);
+      assert.equal(got.status, 'verified');
+      assert.equal(receivingOf(got)!.status, 'verified');
     });
   });
 }
