@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Resolver } from 'node:dns/promises';
 import { after, before, describe, it } from 'node:test';
+import { mayReceive } from '../../../src/domain/sending-domains/receiving-domain.ts';
 import { verifyDomainTask } from '../../../src/workers/verify-domain.ts';
 import { asJob, dialects, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../../support/dns-server.ts';
@@ -146,6 +147,16 @@ for (const dialect of dialects) {
       assert.deepEqual(got.records.map((r) => r.status), ['pending', 'pending', 'pending', 'pending', 'verified']);
     });
 
+    it('mayReceive in capture mode: receiving enabled is enough, before any DNS', async () => {
+      const domain = await createReceiving(t, 'capture-in.test');
+      await createDomain(t, 'send-only.test');
+      assert.equal(await mayReceive(t.ctx, 'capture-in.test'), true);
+      assert.equal(await mayReceive(t.ctx, 'send-only.test'), false);
+      assert.equal(await mayReceive(t.ctx, 'unknown.test'), false);
+      await setReceiving(t, domain.id, 'disabled');
+      assert.equal(await mayReceive(t.ctx, 'capture-in.test'), false, 'a change in this process shows at once');
+    });
+
     it('refuses bad capabilities on PATCH in Resend’s error shape, changing nothing', async () => {
       const domain = await createDomain(t, 'bad.example.com');
       for (const capabilities of [{ receiving: 'on' }, { sending: 'disabled' }, { receiving: 42 }]) {
@@ -156,6 +167,40 @@ for (const dialect of dialects) {
         assert.match(body.message, /`capabilities\.receiving`|At least one capability/);
       }
       assert.deepEqual((await domainOf(t, domain.id)).records, domain.records);
+    });
+  });
+
+  describe(`receiving where sending needs a verified domain (${dialect})`, () => {
+    let dns: TestDnsServer;
+    let t: TestApp;
+    before(async () => {
+      dns = await startDnsServer();
+      t = await startApp(dialect, {
+        env: {
+          DNS_SERVERS: dns.address,
+          MAILROOM_HOSTNAME: HOSTNAME,
+          DELIVERY_MODE: 'relay',
+          SMTP_URL: 'smtp://127.0.0.1:2',
+          MAILROOM_REQUIRE_VERIFIED_DOMAIN: 'true',
+        },
+      });
+    });
+    after(async () => {
+      await t.close();
+      await dns.close();
+    });
+
+    it('mayReceive waits for the Receiving record, not for the domain', async () => {
+      const domain = await createReceiving(t, 'strict.test');
+      assert.equal(await mayReceive(t.ctx, 'strict.test'), false);
+      publishRecords(dns, domain, ['SPF', 'DKIM']);
+      await t.resend.domains.verify(domain.id);
+      await statusBecomes(t, domain.id, 'verified');
+      assert.equal(await mayReceive(t.ctx, 'strict.test'), false, 'a domain verified for sending');
+
+      publishRecords(dns, domain, ['Receiving']);
+      await t.resend.domains.verify(domain.id);
+      await eventually(() => mayReceive(t.ctx, 'strict.test'));
     });
   });
 
@@ -200,6 +245,18 @@ for (const dialect of dialects) {
       got = await domainOf(t, domain.id);
       assert.equal(got.status, 'verified');
       assert.equal(receivingOf(got)!.status, 'verified');
+    });
+  });
+
+  describe(`receiving in relay mode without MAILROOM_REQUIRE_VERIFIED_DOMAIN (${dialect})`, () => {
+    it('mayReceive does not wait for DNS, as sending does not', async () => {
+      const t = await startApp(dialect, { worker: false, env: { DELIVERY_MODE: 'relay', SMTP_URL: 'smtp://127.0.0.1:2' } });
+      try {
+        await createReceiving(t, 'relay-in.test');
+        assert.equal(await mayReceive(t.ctx, 'relay-in.test'), true);
+      } finally {
+        await t.close();
+      }
     });
   });
 }
