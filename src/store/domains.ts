@@ -3,7 +3,9 @@ import { selectPage, type PageRequest } from './paginate.ts';
 import type { DomainTable } from './schema.ts';
 
 /** The DNS records a domain publishes for Mailroom (domain/domain-records.ts writes them out). */
-export type RecordKey = 'spf_mx' | 'spf_txt' | 'dkim' | 'dmarc';
+export const RECORD_KEYS = ['spf_mx', 'spf_txt', 'dkim', 'dmarc', 'receiving_mx'] as const;
+
+export type RecordKey = (typeof RECORD_KEYS)[number];
 
 export type RecordStatuses = Record<RecordKey, string>;
 
@@ -21,7 +23,14 @@ export type DomainSettings = Partial<Pick<DomainRow, 'open_tracking' | 'click_tr
 /** The statuses as their column keeps them; the verify job quotes this text when it retries. */
 export const recordStatusesText = (statuses: RecordStatuses): string => JSON.stringify(statuses);
 
-const fromTable = (row: DomainTable): DomainRow => ({ ...row, record_statuses: JSON.parse(row.record_statuses) as RecordStatuses });
+const UNLISTED = Object.fromEntries(RECORD_KEYS.map((key) => [key, 'not_started'])) as RecordStatuses;
+
+// A record the column lacks is not_started: rows written before the Receiving record, and records a
+// check skipped because their capability was disabled.
+const fromTable = (row: DomainTable): DomainRow => ({
+  ...row,
+  record_statuses: { ...UNLISTED, ...(JSON.parse(row.record_statuses) as Partial<RecordStatuses>) },
+});
 
 /** Inserts a domain; false when one with that name exists already. */
 export async function insertDomain(db: Db | Tx, row: DomainRow): Promise<boolean> {

@@ -24,6 +24,10 @@ export async function verifyDomainTask(ctx: Context, job: Job<'verify-domain'>):
   const now = ctx.clock.now();
   const { verification, next } = assessVerification(domain, records, found, now);
   await ctx.writer.transaction(async (tx) => {
+    // A capability switched during the lookups changed the records (and the check it scheduled left
+    // this running one alone): look again, with the new ones.
+    const current = await findDomain(tx, domainId);
+    if (current?.sending !== domain.sending || current.receiving !== domain.receiving) return retryJob(tx, job.id, now, 'capabilities switched during the check');
     await setVerification(tx, domainId, verification);
     // An application hears of a change of status, not of each check.
     if (verification.status !== domain.status) {

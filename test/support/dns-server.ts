@@ -82,10 +82,10 @@ export interface PublishedRecord {
   priority?: number;
 }
 
-/** Publishes a domain's records as GET /domains/:id lists them, or only those of some kinds (SPF, DKIM, DMARC). */
+/** Publishes a domain's records as GET /domains/:id lists them, or only those of some kinds (SPF, DKIM, DMARC, Receiving). */
 export function publishRecords(dns: TestDnsServer, domain: { name: string; records: PublishedRecord[] }, kinds?: string[]): void {
   for (const record of domain.records) {
-    const fqdn = `${record.name}.${domain.name}`;
+    const fqdn = record.name === '@' ? domain.name : `${record.name}.${domain.name}`;
     if (kinds && !kinds.includes(record.record)) continue;
     if (record.type === 'MX') dns.add(fqdn, { MX: [{ exchange: record.value, priority: record.priority ?? 10 }] });
     else dns.add(fqdn, { TXT: [record.value] });

@@ -1,42 +1,50 @@
-import type { DomainRow, RecordKey, RecordStatuses } from '../../store/domains.ts';
+import { RECORD_KEYS, type DomainRow, type RecordKey, type RecordStatuses } from '../../store/domains.ts';
 
 // The DNS records a domain publishes for Mailroom, in Resend's shape. Names are relative to the
-// domain, as Resend writes them (`send`, `mailroom._domainkey`).
+// domain, as Resend writes them (`send`, `mailroom._domainkey`; `@` is the domain itself).
 
 export interface DnsRecord {
   key: RecordKey;
-  record: 'SPF' | 'DKIM' | 'DMARC';
+  record: 'SPF' | 'DKIM' | 'DMARC' | 'Receiving';
   name: string;
   /** The fully qualified name looked up when verifying. */
   fqdn: string;
   type: 'MX' | 'TXT';
   value: string;
   priority?: number;
-  /** Whether the domain's verification waits for it; DMARC is a recommendation. */
+  /**
+   * Whether the domain's status waits for it. The status speaks for sending: DMARC is a
+   * recommendation, and the Receiving record has its own rule (receiving-domain.ts), except on a
+   * domain that only receives, whose status it alone makes.
+   */
   required: boolean;
 }
 
-type RecordSource = Pick<DomainRow, 'name' | 'custom_return_path' | 'dkim_selector' | 'dkim_public_key'>;
+type RecordSource = Pick<DomainRow, 'name' | 'custom_return_path' | 'dkim_selector' | 'dkim_public_key' | 'sending' | 'receiving'>;
 
 /**
- * SPF: an MX and a TXT on the return-path subdomain (the envelope sender's domain in direct mode,
- * where bounces go); DKIM: the public key; DMARC: a monitoring policy to start from.
+ * The records of the enabled capabilities. Sending: SPF, an MX and a TXT on the return-path subdomain
+ * (the envelope sender's domain in direct mode, where bounces go); DKIM, the public key; DMARC, a
+ * monitoring policy to start from. Receiving: an MX on the domain itself, naming this server.
  */
 export function domainRecords(domain: RecordSource, mailHostname: string): DnsRecord[] {
   const returnPath = domain.custom_return_path;
   const dkimName = `${domain.dkim_selector}._domainkey`;
   const fqdn = (name: string) => `${name}.${domain.name}`;
-  return [
+  const sends = domain.sending === 'enabled';
+  const sending: DnsRecord[] = [
     { key: 'spf_mx', record: 'SPF', name: returnPath, fqdn: fqdn(returnPath), type: 'MX', value: mailHostname, priority: 10, required: true },
     { key: 'spf_txt', record: 'SPF', name: returnPath, fqdn: fqdn(returnPath), type: 'TXT', value: `v=spf1 a:${mailHostname} ~all`, required: true },
     { key: 'dkim', record: 'DKIM', name: dkimName, fqdn: fqdn(dkimName), type: 'TXT', value: `p=${domain.dkim_public_key}`, required: true },
     { key: 'dmarc', record: 'DMARC', name: '_dmarc', fqdn: fqdn('_dmarc'), type: 'TXT', value: 'v=DMARC1; p=none;', required: false },
   ];
+  const receiving: DnsRecord = { key: 'receiving_mx', record: 'Receiving', name: '@', fqdn: domain.name, type: 'MX', value: mailHostname, priority: 10, required: !sends };
+  return [...(sends ? sending : []), ...(domain.receiving === 'enabled' ? [receiving] : [])];
 }
 
 /** Every record in the same status (a new domain: not_started). */
 export function allRecords(status: string): RecordStatuses {
-  return { spf_mx: status, spf_txt: status, dkim: status, dmarc: status };
+  return Object.fromEntries(RECORD_KEYS.map((key) => [key, status])) as RecordStatuses;
 }
 
 /** The records as the API shows them: `{record, name, type, ttl, status, value, priority?}`. */

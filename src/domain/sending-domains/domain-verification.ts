@@ -9,7 +9,8 @@ import { jobKey, replace } from '../jobs.ts';
 // Resend's statuses. A domain is `not_started` until its first verify call, then `pending` (no
 // required record found yet) or `partially_verified` (some), `verified` once all are published, and
 // `failed` when they are not within 72 hours. A verified domain whose records disappear is in
-// `temporary_failure` and re-checked for 72 hours before it fails.
+// `temporary_failure` and re-checked for 72 hours before it fails. The required records are those of
+// sending (domain-records.ts): the status says whether the domain may send.
 
 export const VERIFY_WINDOW_MS = 72 * 3600_000;
 /** A verified domain is looked up again this often, to notice records that disappear. */
@@ -101,4 +102,31 @@ export function restartVerification(domain: Pick<DomainRow, 'status' | 'record_s
   }
   const status = current === 'partially_verified' ? 'partially_verified' : 'pending';
   return { status, record_statuses: statuses, verify_started_at: now };
+}
+
+/**
+ * What switching capabilities (PATCH) changes, and whether to check now; undefined when nothing
+ * changes (a record switched off is only no longer listed). The records switched on start
+ * `not_started` on a domain whose checks have not begun or have stopped (`not_started`, `failed`: the
+ * verify call looks them up), else `pending`, checked at once. Switching sending changes what the
+ * status speaks for (the sending records, or the Receiving one of a domain that only receives), so a
+ * checked domain is `pending` again, in a new 72-hour window.
+ */
+export function switchVerification(
+  domain: Pick<DomainRow, 'status' | 'record_statuses' | 'verify_started_at'>,
+  added: RecordKey[],
+  sendingSwitched: boolean,
+  now: number,
+): { verification: Verification; check: boolean } | undefined {
+  if (added.length === 0 && !sendingSwitched) return undefined;
+  const check = domain.status !== 'not_started' && domain.status !== 'failed';
+  const statuses = { ...domain.record_statuses };
+  for (const key of added) statuses[key] = check ? 'pending' : 'not_started';
+  const restart = check && sendingSwitched;
+  const verification = {
+    status: restart ? 'pending' : domain.status,
+    record_statuses: statuses,
+    verify_started_at: restart ? now : domain.verify_started_at,
+  };
+  return { verification, check };
 }

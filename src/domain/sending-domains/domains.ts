@@ -8,8 +8,8 @@ import { cancelJob } from '../../store/jobs.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
 import { asciiDomain } from '../recipients/addresses.ts';
-import { allRecords, recordsOf } from './domain-records.ts';
-import { restartVerification, scheduleCheck, verifyJobKey } from './domain-verification.ts';
+import { allRecords, domainRecords, recordsOf } from './domain-records.ts';
+import { restartVerification, scheduleCheck, switchVerification, verifyJobKey } from './domain-verification.ts';
 
 const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'];
 const SUBDOMAIN = /^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*$/;
@@ -51,12 +51,16 @@ function settingsOf(input: DomainSettingsInput): store.DomainSettings {
   }
   const sending = capability(input.capabilities?.sending, 'capabilities.sending');
   const receiving = capability(input.capabilities?.receiving, 'capabilities.receiving');
-  // Mailroom sends; it does not receive. Sending is therefore the one capability, and stays enabled.
-  if (receiving === 'enabled') throw invalidField('capabilities.receiving', 'Mailroom does not receive email; it must be "disabled".');
-  if (sending === 'disabled') throw new AppError('validation_error', 'At least one capability must be enabled: `capabilities.sending` must be "enabled".');
   if (sending) settings.sending = sending;
   if (receiving) settings.receiving = receiving;
   return settings;
+}
+
+/** A domain that neither sends nor receives is refused, as Resend does; one that only receives is Resend's too. */
+function checkCapabilities(domain: Pick<store.DomainRow, 'sending' | 'receiving'>): void {
+  if (domain.sending === 'disabled' && domain.receiving === 'disabled') {
+    throw new AppError('validation_error', 'At least one capability must be enabled: `capabilities.sending` or `capabilities.receiving`.');
+  }
 }
 
 /** Resend's domain object (POST answers it without `object`), plus Mailroom's `custom_return_path` and `tls`. */
@@ -94,6 +98,7 @@ export async function createDomain(ctx: Context, input: DomainInput) {
   if (!REGIONS.includes(region)) throw new AppError('invalid_region', `Region must be ${REGIONS.map((r) => `"${r}"`).join(' | ')}`);
   const returnPath = subdomain(input.custom_return_path ?? 'send', 'custom_return_path');
   const settings = settingsOf(input);
+  checkCapabilities({ sending: 'enabled', receiving: 'disabled', ...settings });
   if (await store.findDomainByName(ctx.db, name)) throw alreadyRegistered(name);
 
   const id = newId();
@@ -149,11 +154,27 @@ export async function listDomains(ctx: Context, page: PageRequest) {
   }));
 }
 
+/**
+ * PATCH /domains/:id. Switching a capability changes the records (the Receiving MX comes and goes
+ * with receiving) and, on a domain being checked, looks the new ones up now (switchVerification).
+ */
 export async function updateDomain(ctx: Context, id: string, input: DomainSettingsInput): Promise<void> {
   const settings = settingsOf(input);
+  const now = ctx.clock.now();
   await ctx.writer.transaction(async (tx) => {
-    if (!(await store.updateDomain(tx, id, settings))) throw notFound('Domain');
-    await logEvents(ctx, tx, [domainEvent(ctx, 'domain.updated', (await store.findDomain(tx, id))!)], toTimestamp(ctx.clock.now()));
+    const before = await store.findDomain(tx, id);
+    if (!before) throw notFound('Domain');
+    const after = { ...before, ...settings };
+    checkCapabilities(after);
+    await store.updateDomain(tx, id, settings);
+    const shown = new Set(domainRecords(before, ctx.config.mailHostname).map((r) => r.key));
+    const added = domainRecords(after, ctx.config.mailHostname).filter((r) => !shown.has(r.key)).map((r) => r.key);
+    const switched = switchVerification(before, added, before.sending !== after.sending, now);
+    if (switched) {
+      await store.setVerification(tx, id, switched.verification);
+      if (switched.check) await scheduleCheck(ctx, tx, id, now);
+    }
+    await logEvents(ctx, tx, [domainEvent(ctx, 'domain.updated', { ...after, ...switched?.verification })], toTimestamp(now));
   });
   ctx.domains.clear();
 }

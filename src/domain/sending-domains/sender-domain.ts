@@ -10,8 +10,9 @@ export type SenderKey = Pick<ApiKeyRow, 'domain_id'> | null;
 
 /**
  * The rules on a `from` address's domain (its ASCII form, as parseMailbox returns it): a key bound to a
- * domain sends only from it, and with MAILROOM_REQUIRE_VERIFIED_DOMAIN only verified domains send
- * (Resend's test domain, resend.dev, included). Both answer 403 `validation_error`, as Resend does.
+ * domain sends only from it, a domain with sending disabled (one that only receives) does not send,
+ * and with MAILROOM_REQUIRE_VERIFIED_DOMAIN only verified domains send (Resend's test domain,
+ * resend.dev, included). All answer 403 `validation_error`, as Resend does.
  */
 export async function checkSenderDomain(ctx: Context, fromAddress: string, key: SenderKey): Promise<void> {
   const name = domainOf(fromAddress);
@@ -21,8 +22,11 @@ export async function checkSenderDomain(ctx: Context, fromAddress: string, key: 
       throw new AppError('forbidden', `This API key can only send from ${allowed ? `the ${allowed.name} domain` : 'a domain that has been deleted'}.`);
     }
   }
-  if (!ctx.config.requireVerifiedDomain) return;
   const domain = await ctx.domains.find(name);
+  if (domain?.sending === 'disabled') {
+    throw new AppError('forbidden', `The ${name} domain does not send: its \`capabilities.sending\` is "disabled" (see docs/domains.md).`);
+  }
+  if (!ctx.config.requireVerifiedDomain) return;
   if (!domain || !SENDABLE.has(domain.status)) {
     throw new AppError(
       'forbidden',

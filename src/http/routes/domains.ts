@@ -6,8 +6,8 @@ import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
 
 const Capabilities = Type.Object({
-  sending: Type.Optional(Str(MAX.short, '"enabled" (the only choice: Mailroom sends)')),
-  receiving: Type.Optional(Str(MAX.short, '"disabled" (Mailroom does not receive)')),
+  sending: Type.Optional(Str(MAX.short, '"enabled" (default) or "disabled": a domain that only receives; one of the two stays enabled')),
+  receiving: Type.Optional(Str(MAX.short, '"enabled" or "disabled" (default): enabled adds the Receiving MX record')),
 });
 
 const Settings = {
@@ -19,8 +19,8 @@ const Settings = {
 };
 
 const DomainRecord = Type.Object({
-  record: Type.String({ description: 'SPF, DKIM or DMARC' }),
-  name: Type.String({ description: 'Relative to the domain' }),
+  record: Type.String({ description: 'SPF, DKIM, DMARC or Receiving' }),
+  name: Type.String({ description: 'Relative to the domain ("@": the domain itself)' }),
   type: Type.String(),
   ttl: Type.String(),
   status: Type.String(),
