@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DOWNLOAD_LIFETIME_MS, downloadUrl } from '../../../src/domain/downloads/download-links.ts';
-import { dialects, startApp, type TestApp } from '../../support/harness.ts';
+import { dialects, followLink, startApp, type TestApp } from '../../support/harness.ts';
 
-/** GET of a link with no API key, at this app's address (the test app's public URL names port 0). */
+/** A link followed with no API key: the file, or the JSON error. */
 async function open(t: TestApp, link: string): Promise<{ status: number; body: any }> {
-  const url = new URL(link);
-  const response = await fetch(`${t.url}${url.pathname}${url.search}`);
+  const response = await followLink(t, link);
   const type = response.headers.get('content-type') ?? '';
   return { status: response.status, body: type.startsWith('application/json') ? await response.json() : Buffer.from(await response.arrayBuffer()) };
 }

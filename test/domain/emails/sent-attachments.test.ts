@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { dialects, startApp, type TestApp } from '../../support/harness.ts';
+import { dialects, followLink, startApp, type TestApp } from '../../support/harness.ts';
 
 const PUBLIC_URL = 'https://mail.example.com';
 const base = { from: 'Acme <hello@example.com>', to: 'user@example.com', subject: 'Files', html: '<p><img src="cid:logo"></p>' };
 const UUID_V8 = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/** Fetches a download link as anyone would: no API key, at this app's address in place of the public URL. */
-async function download(t: TestApp, link: string): Promise<Response> {
-  assert.ok(link.startsWith(`${PUBLIC_URL}/downloads/`), link);
-  return fetch(`${t.url}${link.slice(PUBLIC_URL.length)}`);
-}
 
 for (const dialect of dialects) {
   describe(`GET /emails/:id/attachments (${dialect})`, () => {
@@ -69,16 +63,17 @@ for (const dialect of dialects) {
         assert.equal(error, null);
         assert.equal(data!.object, 'attachment');
         assert.deepEqual({ ...data!, download_url: '' }, { object: 'attachment', ...item, download_url: '' });
-        const response = await download(t, data!.download_url);
+        assert.ok(data!.download_url.startsWith(`${PUBLIC_URL}/downloads/email-attachment/`), data!.download_url);
+        const response = await followLink(t, data!.download_url);
         assert.equal(response.status, 200);
         assert.deepEqual(Buffer.from(await response.arrayBuffer()), bytes);
         assert.equal(response.headers.get('content-type'), item.content_type);
         assert.equal(response.headers.get('cache-control'), 'private, no-store');
         assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
       }
-      const logoFile = await download(t, list[0]!.download_url);
+      const logoFile = await followLink(t, list[0]!.download_url);
       assert.equal(logoFile.headers.get('content-disposition'), 'attachment; filename="logo.png"');
-      const reportFile = await download(t, list[1]!.download_url);
+      const reportFile = await followLink(t, list[1]!.download_url);
       assert.equal(reportFile.headers.get('content-disposition'), `attachment; filename="Report _Q1_ _.csv"; filename*=UTF-8''Report%20%22Q1%22%20%E2%82%AC.csv`);
     });
 
