@@ -20,6 +20,8 @@ import { contactSegmentRoutes } from './http/routes/contact-segments.ts';
 import { contactTopicRoutes } from './http/routes/contact-topics.ts';
 import { contactRoutes } from './http/routes/contacts.ts';
 import { domainRoutes } from './http/routes/domains.ts';
+import { downloadRoutes } from './http/routes/downloads.ts';
+import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
 import { topicRoutes } from './http/routes/topics.ts';
@@ -117,6 +119,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   systemRoutes(app, ctx);
   apiKeyRoutes(app, ctx);
   emailRoutes(app, ctx);
+  emailAttachmentRoutes(app, ctx);
   batchRoutes(app, ctx);
   templateRoutes(app, ctx);
   contactRoutes(app, ctx);
@@ -131,6 +134,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   broadcastRoutes(app, ctx);
   webhookRoutes(app, ctx);
   unsubscribeRoutes(app, ctx);
+  downloadRoutes(app, ctx);
   webhookEventRoutes(app, ctx);
 
   return app;

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import { V7Generator } from 'uuidv7';
 
 /**
@@ -27,6 +27,19 @@ const generator = new V7Generator(bufferedRandom());
  * pagination is keyset on the id alone and stable within one millisecond.
  */
 export const newId = (): string => generator.generate().toString();
+
+/**
+ * A name-based id: the first 128 bits of SHA-256(name) in UUID version 8 layout. The same name always
+ * gives the same id, so rows keyed by something else (an attachment by its email and position) get a
+ * stable UUID without a column of their own.
+ */
+export function nameBasedId(name: string): string {
+  const hash = createHash('sha256').update(name).digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x80;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.toString('hex', 0, 16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

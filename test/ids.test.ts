@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { newId } from '../src/ids.ts';
+import { isUuid, nameBasedId, newId } from '../src/ids.ts';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -24,5 +24,12 @@ describe('entity ids', () => {
     const after = Date.now();
     const millis = parseInt(id.replaceAll('-', '').slice(0, 12), 16);
     assert.ok(millis >= before && millis <= after, `${millis} within [${before}, ${after}]`);
+  });
+
+  it('derived from a name are UUIDs of version 8, the same for the same name and distinct for others', () => {
+    const ids = Array.from({ length: 1000 }, (_, i) => nameBasedId(`email\0${i}`));
+    for (const id of ids) assert.ok(isUuid(id) && /^.{14}8.{4}[89ab]/.test(id), id);
+    assert.equal(new Set(ids).size, ids.length);
+    assert.equal(nameBasedId('email\u00000'), ids[0]);
   });
 });

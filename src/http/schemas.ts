@@ -139,3 +139,17 @@ export const Email = Type.Object({
   tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
   topic_id: Type.Optional(Type.String()),
 });
+
+/** An attachment of an email, as lists show it. */
+export const AttachmentListItem = Type.Object({
+  id: Type.String(),
+  filename: Nullable(Type.String()),
+  content_type: Type.String(),
+  content_id: Nullable(Type.String()),
+  content_disposition: Type.Union([Type.Literal('inline'), Type.Literal('attachment'), Type.Null()]),
+  download_url: Type.String({ description: 'Signed; works without an API key until expires_at' }),
+  expires_at: Type.String({ description: 'ISO 8601: an hour after the link was made' }),
+  size: Type.Integer({ description: 'In bytes' }),
+});
+
+export const AttachmentObject = Type.Object({ object: Type.Literal('attachment'), ...AttachmentListItem.properties });

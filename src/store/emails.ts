@@ -123,6 +123,21 @@ export async function findAttachments(db: Db, emailId: string): Promise<Attachme
   return db.selectFrom('email_attachments').selectAll().where('email_id', '=', emailId).orderBy('position').execute();
 }
 
+/** An email's attachments in the order they were given, without their bytes: `size` counts them. */
+export async function listAttachmentSummaries(db: Db, emailId: string) {
+  const rows = await db
+    .selectFrom('email_attachments')
+    .select(['position', 'filename', 'content_type', 'content_id', sql<number>`length(content)`.as('size')])
+    .where('email_id', '=', emailId)
+    .orderBy('position')
+    .execute();
+  return rows.map((row) => ({ ...row, size: Number(row.size) }));
+}
+
+export async function findAttachment(db: Db, emailId: string, position: number): Promise<AttachmentRow | undefined> {
+  return db.selectFrom('email_attachments').selectAll().where('email_id', '=', emailId).where('position', '=', position).executeTakeFirst();
+}
+
 export async function setLastEvent(tx: Db | Tx, id: string, lastEvent: string): Promise<void> {
   await tx.updateTable('emails').set({ last_event: lastEvent }).where('id', '=', id).execute();
 }

@@ -1,4 +1,5 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
+import { AppError } from '../errors.ts';
 
 /** A validated page request; `limit` undefined means "everything" (older endpoints only). */
 export interface PageRequest {
@@ -64,6 +65,28 @@ async function selectEverything<Row extends { id: string }>(
   }
   const first = await slice(page.after);
   return { has_more: false, data: first.data, ...(first.has_more ? { rest: slicesAfter(first.data.at(-1)!.id) } : {}) };
+}
+
+/**
+ * A page of rows already in memory, in their order, the cursors being their ids: for short lists read
+ * whole (an email's attachments: at most 100), whose ids need not sort. A cursor must name one of the rows.
+ */
+export function slicePage<Row extends { id: string }>(rows: Row[], page: PageRequest): { has_more: boolean; data: Row[] } {
+  let [start, end] = [0, rows.length];
+  const cursor = page.after ?? page.before;
+  if (cursor !== undefined) {
+    const at = rows.findIndex((row) => row.id === cursor);
+    const name = page.after !== undefined ? 'after' : 'before';
+    if (at === -1) throw new AppError('validation_error', `The \`${name}\` parameter must be the id of an item of this list.`);
+    if (page.after !== undefined) start = at + 1;
+    else end = at;
+  }
+  const limit = page.limit ?? rows.length;
+  if (page.before !== undefined) {
+    const from = Math.max(start, end - limit);
+    return { has_more: from > start, data: rows.slice(from, end) };
+  }
+  return { has_more: start + limit < end, data: rows.slice(start, start + limit) };
 }
 
 /** The page with `map` applied to each row, to `rest` too as it is read. */

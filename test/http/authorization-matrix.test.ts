@@ -77,6 +77,9 @@ describe('authorization of every route', () => {
     const sending = t.app.routeTable.filter((route) => route.access === 'sending').map((route) => `${route.method} ${plain(route.url)}`);
     assert.deepEqual(sending.sort(), ['POST /emails', 'POST /emails/batch']);
     const open = t.app.routeTable.filter((route) => route.access === 'public').map((route) => `${route.method} ${plain(route.url)}`);
-    assert.deepEqual(open.sort(), ['GET /health', 'GET /openapi.json', 'GET /unsubscribe/:token', 'HEAD /health', 'HEAD /openapi.json', 'HEAD /unsubscribe/:token', 'POST /unsubscribe/:token']);
+    assert.deepEqual(open.sort(), [
+      'GET /downloads/:kind/:id', 'GET /health', 'GET /openapi.json', 'GET /unsubscribe/:token',
+      'HEAD /downloads/:kind/:id', 'HEAD /health', 'HEAD /openapi.json', 'HEAD /unsubscribe/:token', 'POST /unsubscribe/:token',
+    ]);
   });
 });

@@ -143,6 +143,16 @@ export async function requestJson(t: TestApp, method: string, path: string, body
   return { status: response.status, body: await response.json() };
 }
 
+/**
+ * A link the app gave out (a download link: it starts with MAILROOM_PUBLIC_URL, which tests need not
+ * set), fetched as anyone would: at the app's own address, with no API key.
+ */
+export function followLink(t: TestApp, link: string, init?: RequestInit): Promise<Response> {
+  const { publicUrl } = t.ctx.config;
+  if (!link.startsWith(`${publicUrl}/`)) throw new Error(`${link} is not under the public URL ${publicUrl}`);
+  return fetch(`${t.url}${link.slice(publicUrl.length)}`, init);
+}
+
 /** Polls `check` until it returns a value that is not undefined/false, or fails after `timeoutMs`. */
 export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

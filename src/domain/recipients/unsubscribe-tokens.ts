@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { deriveSigningKey, sign, verifySignature } from '../../signing.ts';
 
 /** What an unsubscribe link stands for: a contact, and the broadcast (and its topic) that carried it. */
 export interface UnsubscribeClaims {
@@ -9,11 +9,7 @@ export interface UnsubscribeClaims {
 
 /** The signing key, derived from MAILROOM_SECRET for this one purpose. */
 export function unsubscribeKey(secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, '', 'mailroom unsubscribe links', 32));
-}
-
-function sign(key: Buffer, payload: string): string {
-  return createHmac('sha256', key).update(payload).digest('base64url');
+  return deriveSigningKey(secret, 'mailroom unsubscribe links');
 }
 
 /** A URL-safe token: the claims and their HMAC-SHA256, so a link cannot be forged or altered. */
@@ -26,9 +22,7 @@ export function createUnsubscribeToken(key: Buffer, claims: UnsubscribeClaims): 
 export function readUnsubscribeToken(key: Buffer, token: string): UnsubscribeClaims | undefined {
   const [payload, signature, extra] = token.split('.');
   if (!payload || !signature || extra !== undefined) return undefined;
-  const expected = Buffer.from(sign(key, payload));
-  const given = Buffer.from(signature);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  if (!verifySignature(key, payload, signature)) return undefined;
   try {
     const [contactId, broadcastId, topicId] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown[];
     if (typeof contactId !== 'string' || typeof broadcastId !== 'string' || !(topicId === null || typeof topicId === 'string')) {
