@@ -22,6 +22,7 @@ import { contactRoutes } from './http/routes/contacts.ts';
 import { domainRoutes } from './http/routes/domains.ts';
 import { downloadRoutes } from './http/routes/downloads.ts';
 import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
+import { receivingRoutes } from './http/routes/receiving.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
 import { topicRoutes } from './http/routes/topics.ts';
@@ -120,6 +121,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   apiKeyRoutes(app, ctx);
   emailRoutes(app, ctx);
   emailAttachmentRoutes(app, ctx);
+  receivingRoutes(app, ctx);
   batchRoutes(app, ctx);
   templateRoutes(app, ctx);
   contactRoutes(app, ctx);

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Resend } from 'resend';
@@ -14,6 +15,14 @@ import { exited, startMailroomProcess } from '../support/processes.ts';
 // and Debian's swaks, a real SMTP client of its own, is understood.
 
 const KEY = `re_${'r'.repeat(40)}`;
+/** Whether something accepts connections on `port` of 127.0.0.1. */
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => resolve(true)).once('error', () => resolve(false));
+    socket.once('connect', () => socket.destroy());
+  });
+
 const hasSwaks = spawnSync('swaks', ['--version']).status === 0;
 
 for (const dialect of dialects) {
@@ -33,7 +42,7 @@ for (const dialect of dialects) {
       };
       await setup.close();
       const resend = new Resend(KEY, { baseUrl: `http://127.0.0.1:${port}` });
-      const up = async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok;
+      const up = async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok && (await listening(smtpPort));
       const dir = mkdtempSync(join(tmpdir(), 'mailroom-swaks-'));
 
       let child = startMailroomProcess(env, 'api,smtp');

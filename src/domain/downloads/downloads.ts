@@ -1,6 +1,7 @@
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import { loadEmailAttachment } from '../emails/sent-attachments.ts';
+import { loadReceivedAttachment, loadReceivedMessage } from '../receiving/received-emails.ts';
 import { verifyDownloadLink, type PresentedLink } from './download-links.ts';
 
 /** A file a download link serves. */
@@ -16,6 +17,8 @@ export type LoadDownload = (ctx: Context, id: string) => Promise<DownloadFile | 
 /** Every kind of file a link may serve. A new kind is one line here, and links made with `downloadLink`. */
 const LOADERS = {
   'email-attachment': loadEmailAttachment,
+  'received-attachment': loadReceivedAttachment,
+  'received-message': loadReceivedMessage,
 } satisfies Record<string, LoadDownload>;
 
 export type DownloadKind = keyof typeof LOADERS;

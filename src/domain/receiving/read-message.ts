@@ -1,7 +1,7 @@
-import type { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
 import { simpleParser, type AddressObject, type HeaderLines } from 'mailparser';
 import type { Authentication } from '../../store/received-emails.ts';
+import type { Resolve } from './dns-cache.ts';
 
 // What a received message says (mailparser) and whether its sender is who it claims (mailauth: SPF,
 // DKIM, DMARC). Pure: the reader thread runs it beside the event loop.
@@ -67,7 +67,7 @@ function dkimVerdict(results: { status: { result: string } }[]): string {
   return results[0]?.status.result ?? 'none';
 }
 
-export async function readMessage(raw: Buffer, envelope: Envelope, resolver: Resolver, mta: string): Promise<ReadMessage> {
+export async function readMessage(raw: Buffer, envelope: Envelope, resolve: Resolve, mta: string): Promise<ReadMessage> {
   const [parsed, auth] = await Promise.all([
     simpleParser(raw, { keepCidLinks: true, skipImageLinks: true, skipTextToHtml: true }),
     authenticate(raw, {
@@ -77,7 +77,7 @@ export async function readMessage(raw: Buffer, envelope: Envelope, resolver: Res
       mta,
       disableArc: true,
       disableBimi: true,
-      resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<never>,
+      resolver: resolve as (name: string, type: string) => Promise<never>,
     }),
   ]);
   return {

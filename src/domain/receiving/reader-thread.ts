@@ -3,6 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createResolver } from '../../dns.ts';
 import { asBuffer, describeError, movable } from '../../threads.ts';
+import { cachedResolve } from './dns-cache.ts';
 import { readMessage, type Envelope } from './read-message.ts';
 
 export interface ReadRequest {
@@ -12,11 +13,11 @@ export interface ReadRequest {
 }
 
 const { dnsServers, mta } = workerData as { dnsServers: string[] | undefined; mta: string };
-const resolver = createResolver(dnsServers);
+const resolve = cachedResolve(createResolver(dnsServers));
 
 parentPort!.on('message', async ({ id, raw, envelope }: ReadRequest) => {
   try {
-    const message = await readMessage(asBuffer(raw), envelope, resolver, mta);
+    const message = await readMessage(asBuffer(raw), envelope, resolve, mta);
     parentPort!.postMessage({ id, value: message }, movable(message.attachments.map((a) => a.content)));
   } catch (error) {
     parentPort!.postMessage({ id, error: describeError(error) });

@@ -11,13 +11,16 @@ import type { DownloadFile } from '../downloads/downloads.ts';
 
 type Meta = store.AttachmentMeta;
 
+/** Resend's dispositions; a message may say anything else, which is shown as none. */
+const disposition = (value: string | null): 'inline' | 'attachment' | null => (value === 'inline' || value === 'attachment' ? value : null);
+
 /** An attachment as an email lists it. */
 const summary = ({ id, filename, content_type, content_id, content_disposition, size }: Meta) => ({
   id,
   filename,
   content_type,
   content_id,
-  content_disposition,
+  content_disposition: disposition(content_disposition),
   size,
 });
 
