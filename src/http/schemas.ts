@@ -31,7 +31,7 @@ export const CONTENT_BODY_LIMIT = 25 * 1024 * 1024;
 
 /**
  * The pattern of a path parameter that is always an id (a UUID). A route written `/emails/:id${UUID}`
- * matches only ids, so that any other path (`/emails/receiving`, `/domains/claim`) is an unknown route,
+ * matches only ids, so that any other path (`/emails/outbox`, `/domains/claim`) is an unknown route,
  * answered 404 like every other.
  */
 export const UUID = '(^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$)';

@@ -37,7 +37,7 @@ for (const dialect of dialects) {
       await assertError(await t.fetch('/emails', { method: 'DELETE' }), 405, 'method_not_allowed');
       await assertError(await t.fetch('/api-keys/0192e3a4-1111-7000-8000-000000000000', { method: 'GET' }), 405, 'method_not_allowed');
       // Paths that only look like an id route are unknown routes, not unknown ids nor other methods.
-      await assertError(await t.fetch('/emails/receiving'), 404, 'not_found', unknown);
+      await assertError(await t.fetch('/emails/outbox'), 404, 'not_found', unknown);
       await assertError(await t.fetch('/domains/claim', { method: 'POST', headers: json, body: '{}' }), 404, 'not_found', unknown);
       await assertError(await t.fetch('/api-keys/abc', { method: 'GET' }), 404, 'not_found', unknown);
     });
