@@ -22,6 +22,7 @@ import { contactRoutes } from './http/routes/contacts.ts';
 import { domainRoutes } from './http/routes/domains.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
+import { suppressionRoutes } from './http/routes/suppressions.ts';
 import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
@@ -132,6 +133,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   webhookRoutes(app, ctx);
   unsubscribeRoutes(app, ctx);
   webhookEventRoutes(app, ctx);
+  suppressionRoutes(app, ctx);
 
   return app;
 }
