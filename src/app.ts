@@ -25,6 +25,7 @@ import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
 import { receivingRoutes } from './http/routes/receiving.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
+import { suppressionRoutes } from './http/routes/suppressions.ts';
 import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
@@ -138,6 +139,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   unsubscribeRoutes(app, ctx);
   downloadRoutes(app, ctx);
   webhookEventRoutes(app, ctx);
+  suppressionRoutes(app, ctx);
 
   return app;
 }

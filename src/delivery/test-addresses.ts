@@ -1,14 +1,18 @@
 // Resend's test inboxes: their outcomes are simulated in every mode and no server is contacted.
-// `+label` variants work for all but suppressed@ (as in Resend).
+// `+label` variants work for all of them (as in Resend). suppressed@resend.dev is on the suppression
+// list instead (domain/recipients/policy.ts): the policy refuses it before anything is sent.
 import type { EmailState } from '../domain/events/email-events.ts';
 import type { RecipientResult } from './smtp-send.ts';
 
 /**
  * A test address's simulated answer, read like any SMTP answer, with the events Resend shows around it:
- * `sent` before a bounce (theirs bounce after accepting), `complained` after a delivery. suppressed@
- * is refused before any SMTP: only `suppressed`.
+ * `sent` before a bounce (theirs bounce after accepting), `complained` after a delivery.
  */
-export type SimulatedOutcome = { answer: RecipientResult; before: EmailState[]; after: EmailState[] } | { suppressed: string };
+export interface SimulatedOutcome {
+  answer: RecipientResult;
+  before: EmailState[];
+  after: EmailState[];
+}
 
 const accepted: RecipientResult = { accepted: true, code: 250, response: '250 2.0.0 OK (simulated)' };
 
@@ -20,12 +24,10 @@ const OUTCOMES: Record<string, SimulatedOutcome> = {
     after: [],
   },
   complained: { answer: accepted, before: [], after: ['complained'] },
-  suppressed: { suppressed: 'The address is on the suppression list (simulated)' },
 };
 
 /** The simulated outcome for a Resend test address, or undefined for any other address. */
 export function simulatedOutcome(address: string): SimulatedOutcome | undefined {
-  const match = address.toLowerCase().match(/^(delivered|bounced|complained|suppressed)(\+[^@]*)?@resend\.dev$/);
-  if (!match || (match[1] === 'suppressed' && match[2] !== undefined)) return undefined;
-  return OUTCOMES[match[1]!];
+  const match = address.toLowerCase().match(/^(delivered|bounced|complained)(\+[^@]*)?@resend\.dev$/);
+  return match ? OUTCOMES[match[1]!] : undefined;
 }

@@ -312,6 +312,18 @@ export interface BroadcastRecipientTable {
   contact_id: string;
 }
 
+export type SuppressionOrigin = 'bounce' | 'complaint' | 'manual';
+
+/** An address no email goes to. Emails are stored lowercased, as contacts' are. */
+export interface SuppressionTable {
+  id: string;
+  email: string;
+  origin: SuppressionOrigin;
+  /** The email whose bounce or complaint put the address here; null for manual entries. */
+  source_id: string | null;
+  created_at: string;
+}
+
 /** A message the inbound SMTP server took: its parsed fields (JSON arrays and objects as text). */
 export interface ReceivedEmailTable {
   id: string;
@@ -397,4 +409,5 @@ export interface Database {
   domains: DomainTable;
   broadcasts: BroadcastTable;
   broadcast_recipients: BroadcastRecipientTable;
+  suppressions: SuppressionTable;
 }

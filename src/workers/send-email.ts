@@ -6,7 +6,7 @@ import { DeliveryError } from '../delivery/smtp-send.ts';
 import { domainOf, parseMailbox } from '../domain/recipients/addresses.ts';
 import { findEmailWithBody } from '../domain/emails/emails.ts';
 import { recordEvents, type EmailState } from '../domain/events/email-events.ts';
-import { blockedAtSend } from '../domain/recipients/policy.ts';
+import { refusedAtSend } from '../domain/recipients/policy.ts';
 import * as emails from '../store/emails.ts';
 import type { EmailRow } from '../store/emails.ts';
 import type { Job } from '../domain/jobs.ts';
@@ -21,7 +21,7 @@ const PENDING = new Set(['queued', 'scheduled', 'delivery_delayed']);
 
 /**
  * One recipient's verdict in this attempt, with the answer it got; `refused`: not sent at all (the
- * recipient rules, suppressed@), its events all in `after`.
+ * recipient policy: failed, or suppressed), its events all in `after`.
  */
 interface Outcome {
   address: string;
@@ -38,10 +38,11 @@ function eventsFor(outcome: Outcome, exhausted: boolean): EmailState[] {
 }
 
 /**
- * Delivers one email to its pending recipients: the recipient rules again (mail that waited), Resend's
- * test addresses simulated, the rest handed to the transport in one SMTP transaction, then every
- * outcome and the job's end (or its retry) recorded in one transaction. A crash before that commit
- * repeats this one SMTP transaction, with the same Message-ID; it never loses it.
+ * Delivers one email to its pending recipients: the recipient policy (the suppression list, and the
+ * topic rules again for mail that waited), Resend's test addresses simulated, the rest handed to the
+ * transport in one SMTP transaction, then every outcome and the job's end (or its retry) recorded in
+ * one transaction. A crash before that commit repeats this one SMTP transaction, with the same
+ * Message-ID; it never loses it.
  */
 export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promise<void> {
   const { email_id: emailId } = job.payload;
@@ -51,12 +52,11 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
 
   const outcomes: Outcome[] = [];
   const real: string[] = [];
-  const blocked = await blockedAtSend(ctx, email, pending.map((r) => r.address));
+  const refused = await refusedAtSend(ctx, email, pending.map((r) => r.address));
   for (const { address } of pending) {
     const simulated = simulatedOutcome(address);
-    const reason = blocked.get(address);
-    if (reason) outcomes.push({ address, verdict: 'refused', after: ['failed'], response: reason });
-    else if (simulated && 'suppressed' in simulated) outcomes.push({ address, verdict: 'refused', after: ['suppressed'], response: simulated.suppressed });
+    const refusal = refused.get(address);
+    if (refusal) outcomes.push({ address, verdict: 'refused', after: [refusal.state], response: refusal.reason });
     else if (simulated) outcomes.push({ address, verdict: classify(simulated.answer), before: simulated.before, after: simulated.after, response: simulated.answer.response });
     else real.push(address);
   }

@@ -2,16 +2,26 @@
 // check judges the addresses of a send (single, batch, and each email again when it goes out); the
 // SQL condition picks a broadcast's recipients from a segment in one statement.
 //
-// The rules: a contact unsubscribed from everything receives no email sent on a topic or as a
-// broadcast. On a topic, a contact receives it if it opted in, or made no choice and the topic's
-// default is opt_in; an address that is no contact receives it only if the default is opt_in.
+// The rules: an address on the suppression list receives nothing (suppressed@resend.dev is always on
+// it, as a bounce, as in Resend), and records `suppressed`. A contact unsubscribed from everything
+// receives no email sent on a topic or as a broadcast. On a topic, a contact receives it if it opted
+// in, or made no choice and the topic's default is opt_in; an address that is no contact receives it
+// only if the default is opt_in. A recipient these refuse records `failed`.
+//
+// The suppression list is checked when each email goes out, the one step every send (single, batch,
+// with a template, a broadcast's) passes, and only there: read when a send is accepted, it cost
+// POST /emails a quarter of its throughput and more (docs/decisions.md). Nor is it in the fan-out's
+// SQL: a broadcast's email to a suppressed contact is written and recorded suppressed when it goes
+// out, as Resend shows such an email (email.suppressed with its broadcast_id).
 import { sql } from 'kysely';
 import type { Context } from '../../context.ts';
 import { invalidField, quoted } from '../../errors.ts';
 import { findContactsByEmails } from '../../store/contacts.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import type { EmailTable, TopicTable } from '../../store/schema.ts';
+import { findSuppressedEmails } from '../../store/suppressions.ts';
 import { findTopic, findTopicSubscriptions, type TopicRow } from '../../store/topics.ts';
+import { suppressedMessage } from '../suppressions/suppressed-messages.ts';
 
 type Topic = Pick<TopicTable, 'id' | 'default_subscription'>;
 
@@ -19,6 +29,12 @@ export interface TopicCheck {
   topicId: string | null;
   /** Recipients the topic does not allow, each with the reason recorded on its `failed` event. */
   blocked: Map<string, string>;
+}
+
+/** Why a recipient is not sent to: the state its event records, and the reason kept with it. */
+export interface Refusal {
+  state: 'failed' | 'suppressed';
+  reason: string;
 }
 
 interface Subscriber {
@@ -63,13 +79,41 @@ async function blockedBy(ctx: Context, topic: TopicRow, recipients: string[]): P
   return blocked;
 }
 
+/** Resend's test address that is always on the suppression list, as a bounce; it has no `+label` variants. */
+const SUPPRESSED_TEST_ADDRESS = 'suppressed@resend.dev';
+
+/** The recipients on the suppression list (compared without case), each with its entry's message. */
+async function suppressed(ctx: Context, recipients: string[]): Promise<Map<string, Refusal>> {
+  const entries = await findSuppressedEmails(ctx.db, recipients.map((address) => address.toLowerCase()));
+  const origins = new Map(entries.map((entry) => [entry.email, entry.origin]));
+  const refused = new Map<string, Refusal>();
+  for (const address of recipients) {
+    const key = address.toLowerCase();
+    const origin = origins.get(key) ?? (key === SUPPRESSED_TEST_ADDRESS ? 'bounce' : undefined);
+    if (origin) refused.set(address, { state: 'suppressed', reason: suppressedMessage(origin) });
+  }
+  return refused;
+}
+
 /**
- * The rules again when the email is sent, for mail that waited (scheduled up to 30 days ahead, or
- * queued) while its recipients changed their minds: the topic rules for an email sent on a topic (a
- * topic deleted meanwhile lets nobody through), and for a broadcast's email without one, the contact
- * must not have unsubscribed from everything. Returns the recipients now refused, with the reason.
+ * The rules when the email is sent: the suppression list for every email, then, for mail that waited
+ * (scheduled up to 30 days ahead, or queued) while its recipients changed their minds, the topic rules
+ * for an email sent on a topic (a topic deleted meanwhile lets nobody through), and for a broadcast's
+ * email without one, whether the contact has unsubscribed from everything. Returns the recipients
+ * refused, each with its state and reason.
  */
-export async function blockedAtSend(
+export async function refusedAtSend(
+  ctx: Context,
+  email: Pick<EmailTable, 'topic_id' | 'broadcast_id'>,
+  recipients: string[],
+): Promise<Map<string, Refusal>> {
+  const refused = await suppressed(ctx, recipients);
+  const rest = recipients.filter((address) => !refused.has(address));
+  for (const [address, reason] of await blockedAtSend(ctx, email, rest)) refused.set(address, { state: 'failed', reason });
+  return refused;
+}
+
+async function blockedAtSend(
   ctx: Context,
   email: Pick<EmailTable, 'topic_id' | 'broadcast_id'>,
   recipients: string[],

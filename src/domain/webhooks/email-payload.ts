@@ -2,6 +2,7 @@ import { isoTime } from '../../clock.ts';
 import type { EmailRow } from '../../store/emails.ts';
 import type { EmailState } from '../events/email-events.ts';
 import type { NewEvent } from '../events/event-log.ts';
+import { suppressedReason } from '../suppressions/suppressed-messages.ts';
 import type { WebhookEventType } from './event-types.ts';
 
 export type EventEmail = Pick<EmailRow, 'id' | 'from' | 'to' | 'subject' | 'message_id' | 'created_at' | 'broadcast_id' | 'template_id' | 'tags' | 'headers'>;
@@ -39,7 +40,10 @@ function details(state: EmailState, response: string | null): Record<string, unk
   const message = response ?? '';
   if (state === 'bounced') return { bounce: { type: 'Permanent', subType: 'General', message, diagnosticCode: [message] } };
   if (state === 'failed') return { failed: { reason: message } };
-  if (state === 'suppressed') return { suppressed: { type: 'OnAccountSuppressionList', message } };
+  if (state === 'suppressed') {
+    const reason = suppressedReason(message);
+    return { suppressed: { type: 'OnAccountSuppressionList', ...(reason ? { reason } : {}), message } };
+  }
   return {};
 }
 

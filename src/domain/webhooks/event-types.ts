@@ -1,6 +1,6 @@
 // The closed list of event types a webhook can subscribe to, as Resend names them. Types that no code
-// records yet (opens, clicks, inbound mail, suppressions) are accepted in subscriptions, as Resend
-// accepts them, and start arriving when their features record them.
+// records yet (opens, clicks, inbound mail) are accepted in subscriptions, as Resend accepts them, and
+// start arriving when their features record them.
 export const WEBHOOK_EVENT_TYPES = [
   'email.sent',
   'email.delivered',

@@ -10,6 +10,7 @@ import * as workers from './0007-workers.ts';
 import * as keyScopes from './0008-key-scopes.ts';
 import * as webhooks from './0009-webhooks.ts';
 import * as receiving from './0010-receiving.ts';
+import * as suppressions from './0011-suppressions.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0008-key-scopes': keyScopes,
   '0009-webhooks': webhooks,
   '0010-receiving': receiving,
+  '0011-suppressions': suppressions,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
