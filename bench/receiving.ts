@@ -9,8 +9,9 @@ import { html, text } from './payload.ts';
 import { startDnsServer } from '../test/support/dns-server.ts';
 import { freePort } from '../test/support/harness.ts';
 
-const CONNECTIONS = 8;
-const TURNS = 3;
+/** Senders at once, as an MX sees them; all from one address here, so Mailroom's per-client limit is raised to match. */
+const CONNECTIONS = 16;
+const TURNS = 5;
 
 /** n messages over CONNECTIONS pooled connections (plain SMTP, as between MX hosts without TLS); resolves with the rate. */
 async function sendMessages(port: number, n: number): Promise<number> {
@@ -38,7 +39,7 @@ export async function benchReceiving(options: { n: number }): Promise<Figure[]> 
   const dns = await startDnsServer();
   dns.add('example.com', { TXT: ['v=spf1 ip4:127.0.0.1 -all'] });
   dns.add('_dmarc.example.com', { TXT: ['v=DMARC1; p=none'] });
-  const mailroom = await startMailroom({ role: 'api,smtp', env: { INBOUND_SMTP_PORT: String(smtpPort), DNS_SERVERS: dns.address, LOG_LEVEL: 'warn' } });
+  const mailroom = await startMailroom({ role: 'api,smtp', env: { INBOUND_SMTP_PORT: String(smtpPort), INBOUND_MAX_CONNECTIONS_PER_CLIENT: String(CONNECTIONS), DNS_SERVERS: dns.address, LOG_LEVEL: 'warn' } });
   const bare = await startBare();
   try {
     const response = await fetch(`${mailroom.url}/domains`, {
@@ -50,6 +51,7 @@ export async function benchReceiving(options: { n: number }): Promise<Figure[]> 
     await sendMessages(smtpPort, 200);
     await sendMessages(bare.port, 200);
     const figures: Figure[] = [];
+    const ratios: number[] = [];
     for (let turn = 1; turn <= TURNS; turn++) {
       const ceiling = await sendMessages(bare.port, options.n);
       const received = await sendMessages(smtpPort, options.n);
@@ -58,7 +60,10 @@ export async function benchReceiving(options: { n: number }): Promise<Figure[]> 
         { name: `turn ${turn}: Mailroom inbound, messages/s`, value: received, unit: '/s' },
         { name: `turn ${turn}: Mailroom / bare smtp-server`, value: received / ceiling, unit: 'ratio' },
       );
+      ratios.push(received / ceiling);
     }
+    // The median: one turn disturbed by the machine moves neither it nor the conclusion.
+    figures.push({ name: 'median Mailroom / bare smtp-server', value: ratios.sort((a, b) => a - b)[Math.floor(TURNS / 2)]!, unit: 'ratio' });
     return figures;
   } finally {
     bare.stop();

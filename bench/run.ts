@@ -20,7 +20,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   lists: () => benchLists({ n: Number(process.env.BENCH_CONTACTS ?? 100000) }),
   'large-sends': benchLargeSends,
   webhooks: () => benchWebhooks({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
-  receiving: () => benchReceiving({ n: Number(process.env.BENCH_EMAILS ?? 2000) }),
+  receiving: () => benchReceiving({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);
