@@ -7,16 +7,12 @@ import { receiveMessage } from '../domain/receiving/receive.ts';
 import { mayReceive } from '../domain/sending-domains/receiving-domain.ts';
 import { asciiDomain, domainOf } from '../domain/recipients/addresses.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
+import type { TlsPair } from './tls.ts';
 import { traceHeader } from './trace-header.ts';
 
 // The inbound SMTP server (MX): takes mail for the domains that receive, nothing else (no relay, no
 // AUTH). A message is answered 250 only once it is committed (receive.ts); before that, any failure is
 // a 4xx and the sender tries again.
-
-export interface TlsPair {
-  key: string;
-  cert: string;
-}
 
 export interface SmtpListener {
   address(): AddressInfo;
@@ -55,7 +51,7 @@ function readData(stream: SMTPServerDataStream, whenLarge: () => Promise<void>):
   });
 }
 
-export function listenInbound(ctx: Context, tls: TlsPair): Promise<SmtpListener> {
+export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>): Promise<SmtpListener> {
   const { inbound, mailHostname } = ctx.config;
   const limit = connectionLimit(inbound.maxClientConnections);
   const large = createSemaphore(MAX_LARGE_MESSAGES);

@@ -33,27 +33,17 @@ function receivedEvent(email: ReceivedEmailRow, attachments: ReceivedAttachmentR
  * answer 250.
  */
 export async function receiveMessage(ctx: Context, id: string, raw: Buffer, envelope: Envelope): Promise<void> {
-  const message = await ctx.reader.read(raw, envelope);
+  const { attachments: parts, ...message } = await ctx.reader.read(raw, envelope);
   const email: ReceivedEmailRow = {
+    ...message,
     id,
     created_at: toTimestamp(ctx.clock.now()),
     envelope_from: envelope.from,
     received_for: envelope.to,
     client_address: envelope.clientAddress,
-    from: message.from,
-    to: message.to,
-    cc: message.cc,
-    bcc: message.bcc,
-    reply_to: message.reply_to,
-    subject: message.subject,
-    message_id: message.message_id,
-    html: message.html,
-    text: message.text,
-    headers: message.headers,
-    authentication: { ...message.authentication },
     size: raw.length,
   };
-  const attachments: ReceivedAttachmentRow[] = message.attachments.map((a, position) => {
+  const attachments: ReceivedAttachmentRow[] = parts.map((a, position) => {
     const content = asBuffer(a.content);
     return { ...a, id: newId(), email_id: id, position, size: content.length, content };
   });

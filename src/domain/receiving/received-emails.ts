@@ -33,8 +33,9 @@ function listed(row: store.ReceivedEmailListRow, attachments: Meta[]) {
 export async function listReceivedEmails(ctx: Context, page: PageRequest) {
   const result = await store.listReceivedEmails(ctx.db, page);
   const withAttachments = async (rows: store.ReceivedEmailListRow[]) => {
-    const metas = await store.listAttachmentMeta(ctx.db, rows.map((row) => row.id));
-    return rows.map((row) => listed(row, metas.filter((meta) => meta.email_id === row.id)));
+    const byEmail = new Map<string, Meta[]>(rows.map((row) => [row.id, []]));
+    for (const meta of await store.listAttachmentMeta(ctx.db, rows.map((row) => row.id))) byEmail.get(meta.email_id)!.push(meta);
+    return rows.map((row) => listed(row, byEmail.get(row.id)!));
   };
   async function* rest(slices: AsyncIterable<store.ReceivedEmailListRow[]>) {
     for await (const slice of slices) yield await withAttachments(slice);
@@ -59,7 +60,7 @@ async function inlineImages(ctx: Context, html: string, attachments: Meta[]): Pr
 }
 
 async function findOrThrow(ctx: Context, id: string) {
-  const email = await store.findReceivedEmail(ctx.db, id);
+  const email = await store.findReceivedEmail(ctx.db, id.toLowerCase());
   if (!email) throw notFound('Email');
   return email;
 }
