@@ -41,7 +41,7 @@ export interface Context {
   readonly dns: Resolver;
   /** Signs outgoing mail with its domain's DKIM key, parsed once per domain. */
   readonly composer: Composer;
-  /** Parses and authenticates received mail on a thread. */
+  /** Parses and authenticates received mail (a large message on a thread). */
   readonly reader: MessageReader;
   /** Jobs were committed in this process: an in-process worker should look now, not at its next poll. */
   readonly jobsAdded: JobSignal;

@@ -6,6 +6,7 @@ import nodemailer from 'nodemailer';
 import { dialects, eventually, followLink, startApp, type TestApp } from '../support/harness.ts';
 import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../support/inbound.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { INLINE_BYTES } from '../../src/domain/receiving/message-reader.ts';
 
 // The inbound SMTP server end to end: real SMTP clients (nodemailer) send, the official SDK reads
 // back, a real HTTP receiver takes the webhooks.
@@ -79,6 +80,7 @@ for (const dialect of dialects) {
       const built = await new Promise<Buffer>((resolve, reject) =>
         nodemailer.createTransport({ streamTransport: true, buffer: true }).sendMail(message, (e, info) => (e ? reject(e) : resolve(info.message as Buffer))),
       );
+      assert.ok(built.length > INLINE_BYTES, 'this one is read on the reader thread; the smaller ones of the other tests in place');
       const sent = await sendTo(inbound.port, { envelope: { from: 'ada@sender.test', to: ['support@inbox.test'] }, raw: built });
       const id = idOf(sent.response);
       assert.ok(id, sent.response);
