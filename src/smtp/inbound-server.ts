@@ -11,8 +11,9 @@ import { connectionLimit, smtpError } from './connection-limit.ts';
 import { traceHeader } from './trace-header.ts';
 
 // The inbound SMTP server (MX): takes mail for the domains that receive, and bounce and complaint
-// reports sent to VERP bounce addresses, nothing else (no relay, no AUTH). A message is answered 250 only once it is committed (receive.ts); before that, any failure is
-// a 4xx and the sender tries again.
+// reports sent to VERP bounce addresses, nothing else (no relay, no AUTH). A message is answered 250
+// only once it is committed (receive.ts, bounces/reports.ts); before that, any failure is a 4xx and
+// the sender tries again.
 
 export interface TlsPair {
   key: string;

@@ -87,20 +87,21 @@ async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<Out
     const attachments = bytes > 0 ? await emails.findAttachments(ctx.db, email.id) : [];
     const raw = await ctx.composer.build(email, attachments, new Date(ctx.clock.now()), domain);
     const message = { emailId: email.id, envelopeFrom: from, raw, domain };
-    if (ctx.transport.kind === 'capture') return await sendTo(ctx, { ...message, to }, to);
+    if (ctx.transport.kind === 'capture') return await sendTo(ctx, { ...message, to });
     // Bounces go to the return-path subdomain of the sender's Mailroom domain (its records name this
     // server), else to MAILROOM_BOUNCE_DOMAIN.
     const host = domain ? `${domain.custom_return_path}.${domain.name}` : ctx.config.bounceDomain;
     const key = verpKey(ctx.secret);
-    const sends = to.map((address) => sendTo(ctx, { ...message, envelopeFrom: bounceAddress(key, email.id, address, host), to: [address] }, [address]));
+    const sends = to.map((address) => sendTo(ctx, { ...message, envelopeFrom: bounceAddress(key, email.id, address, host), to: [address] }));
     return (await Promise.all(sends)).flat();
   } finally {
     if (large) ctx.largeMessages.release();
   }
 }
 
-/** One SMTP transaction: what came of each of `to`. */
-async function sendTo(ctx: Context, message: OutgoingMessage, to: string[]): Promise<Outcome[]> {
+/** One SMTP transaction: what came of each recipient of `message`. */
+async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]> {
+  const { to } = message;
   try {
     const result = await ctx.transport.send(message);
     return to.map((address, i) => {

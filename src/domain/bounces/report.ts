@@ -81,6 +81,8 @@ function originalMessageId(parts: { type: string; body: string }[]): string | un
 
 /** The report a raw message is, or undefined when it is none (or one this parser cannot read). */
 export function readReport(raw: Buffer): Report | undefined {
+  // Most mail to a receiving domain is no report: a glance at its start spares decoding all of it.
+  if (!/^content-type:\s*multipart\/report/im.test(raw.subarray(0, 64 * 1024).toString('latin1'))) return undefined;
   const parts = reportParts(raw.toString('utf8'));
   const status = parts.find((p) => p.type === 'message/delivery-status' || p.type === 'message/global-delivery-status');
   if (status) {

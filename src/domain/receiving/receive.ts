@@ -32,8 +32,7 @@ function receivedEvent(email: ReceivedEmailRow, attachments: ReceivedAttachmentR
  * then commits its row, its bytes, its attachments and its `email.received` event (with the webhook
  * deliveries) in one transaction, under `id`. A bounce or complaint report about one of our emails
  * (matched by the original Message-ID: bounces/reports.ts) is stored all the same, and recorded in
- * that transaction too. Resolves once committed: only then may the server
- * answer 250.
+ * that transaction too. Resolves once committed: only then may the server answer 250.
  */
 export async function receiveMessage(ctx: Context, id: string, raw: Buffer, envelope: Envelope): Promise<void> {
   const message = await ctx.reader.read(raw, envelope);

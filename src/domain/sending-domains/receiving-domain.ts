@@ -25,7 +25,7 @@ export async function isBounceAddress(ctx: Context, address: string): Promise<bo
   const at = address.lastIndexOf('@');
   if (at <= 0 || !isBounceLocalPart(address.slice(0, at))) return false;
   const host = address.slice(at + 1).toLowerCase();
-  if (host === ctx.config.bounceDomain) return true;
+  if (host === ctx.config.bounceDomain.toLowerCase()) return true;
   const dot = host.indexOf('.');
   const domain = dot > 0 ? await ctx.domains.find(host.slice(dot + 1)) : undefined;
   return domain?.sending === 'enabled' && domain.custom_return_path === host.slice(0, dot);
