@@ -27,6 +27,8 @@ export interface Config {
   readonly dnsServers: string[] | undefined;
   /** This mail server's public host name: EHLO in direct mode, and the MX/SPF target of domain records. */
   readonly mailHostname: string;
+  /** The domain of VERP bounce addresses for senders not on a Mailroom domain (default: mailHostname). */
+  readonly bounceDomain: string;
   readonly direct: {
     /** The port of recipients' mail servers (25; another for tests). */
     readonly port: number;
@@ -177,11 +179,12 @@ function dnsServers(env: Env): string[] | undefined {
   });
 }
 
-function mailHostname(env: Env): string {
-  const raw = env.MAILROOM_HOSTNAME;
-  if (raw === undefined || raw === '') return hostname();
+/** A host name variable, lowercased; `fallback` when unset. */
+function hostName(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
   if (!/^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(raw)) {
-    fail('MAILROOM_HOSTNAME', `expected a host name such as mail.example.com, got "${raw}"`);
+    fail(name, `expected a host name such as mail.example.com, got "${raw}"`);
   }
   return raw.toLowerCase();
 }
@@ -211,6 +214,7 @@ export function readConfig(env: Env = process.env): Config {
   const smtpUrl = url(env, 'SMTP_URL', ['smtp:', 'smtps:']);
   const mode = deliveryMode(env, smtpUrl);
   const host = env.HOST || '0.0.0.0';
+  const mailHostname = hostName(env, 'MAILROOM_HOSTNAME', hostname());
   return Object.freeze({
     port,
     host,
@@ -221,7 +225,8 @@ export function readConfig(env: Env = process.env): Config {
     deliveryMode: mode,
     requireVerifiedDomain: boolean(env, 'MAILROOM_REQUIRE_VERIFIED_DOMAIN', mode === 'direct'),
     dnsServers: dnsServers(env),
-    mailHostname: mailHostname(env),
+    mailHostname,
+    bounceDomain: hostName(env, 'MAILROOM_BOUNCE_DOMAIN', mailHostname),
     direct: Object.freeze({
       port: integer(env, 'DIRECT_SMTP_PORT', 25, 1, 65535),
       maxConnections: integer(env, 'DIRECT_MAX_CONNECTIONS', 5, 1, 100),

@@ -88,6 +88,10 @@ describe('configuration', () => {
     assert.deepEqual(set.direct, { port: 2525, maxConnections: 3 });
     assert.equal(set.mailHostname, 'mail.example.com');
     assert.throws(() => readConfig({ DNS_SERVERS: '1.1.1.1:99999' }), /DNS_SERVERS/);
+
+    assert.equal(set.bounceDomain, 'mail.example.com', 'bounces go to MAILROOM_HOSTNAME by default');
+    assert.equal(readConfig({ MAILROOM_HOSTNAME: 'mail.example.com', MAILROOM_BOUNCE_DOMAIN: 'Bounces.Example.com' }).bounceDomain, 'bounces.example.com');
+    assert.throws(() => readConfig({ MAILROOM_BOUNCE_DOMAIN: 'not a host' }), /MAILROOM_BOUNCE_DOMAIN/);
   });
 
   it('refuses a SQLite file in a folder that does not exist, but for the default ./data', () => {

@@ -128,10 +128,7 @@ export function directTransport(
 
   return {
     async send(message, signal) {
-      // Bounces go to the return-path subdomain of the sender's Mailroom domain, whose SPF record
-      // names this server; any other sender keeps its own address.
-      const { domain } = message;
-      const from = domain ? `${message.emailId}@${domain.custom_return_path}.${domain.name}` : message.from;
+      const from = message.envelopeFrom;
       const groups = [...byDomain(message.to)];
       const results = await Promise.all(groups.map(([name, group]) => sendToDomain(name, group.to, message, from, signal)));
       const recipients: SendResult['recipients'] = [];

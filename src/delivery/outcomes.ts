@@ -19,3 +19,42 @@ export function eventsOf(verdict: Verdict, exhausted: boolean): EmailState[] {
   if (verdict === 'bounced') return ['bounced'];
   return [exhausted ? 'failed' : 'delivery_delayed'];
 }
+
+/** Resend's bounce types: Permanent (5xx), Transient (4xx), Undetermined (no status to go by). */
+export type BounceType = 'Permanent' | 'Transient' | 'Undetermined';
+
+/** Resend's bounce subtypes that an answer's enhanced status code can give (docs/bounces.md has the table). */
+export type BounceSubType = 'General' | 'NoEmail' | 'MailboxFull' | 'MessageTooLarge' | 'ContentRejected' | 'AttachmentRejected' | 'MessageRejected' | 'Undetermined';
+
+/** By enhanced status code (RFC 3463), class digit left out: 5.1.1 and 4.1.1 alike; the rest is General. */
+const SUB_TYPES: Record<string, BounceSubType> = {
+  '1.0': 'NoEmail', // other address status
+  '1.1': 'NoEmail', // bad destination mailbox
+  '1.2': 'NoEmail', // bad destination system
+  '1.3': 'NoEmail', // bad destination mailbox syntax
+  '1.6': 'NoEmail', // mailbox moved
+  '1.10': 'NoEmail', // null MX
+  '2.1': 'NoEmail', // mailbox disabled
+  '2.2': 'MailboxFull',
+  '2.3': 'MessageTooLarge', // message longer than the mailbox allows
+  '3.4': 'MessageTooLarge',
+  '6.0': 'ContentRejected', // other media error
+  '6.1': 'AttachmentRejected', // media not supported
+  '7.1': 'MessageRejected', // delivery not authorized, message refused (policy, spam)
+};
+
+/** The enhanced status code in an answer or a DSN's Status, `5.1.1`; the reply code alone gives `5.0.0`. */
+export function statusOf(text: string): string | undefined {
+  const enhanced = text.match(/(?:^|[\s;(-])([245])\.(\d{1,3})\.(\d{1,3})(?=$|[\s;,.):])/);
+  if (enhanced) return `${enhanced[1]}.${enhanced[2]}.${enhanced[3]}`;
+  const basic = text.match(/(?:^|[\s;])([245])\d\d(?=$|[\s-])/);
+  return basic ? `${basic[1]}.0.0` : undefined;
+}
+
+/** What a bounce answer (or a DSN's status and diagnostic) says of the bounce: its type and subtype. */
+export function bounceOf(text: string): { type: BounceType; subType: BounceSubType } {
+  const status = statusOf(text);
+  if (!status || status.startsWith('2')) return { type: 'Undetermined', subType: 'Undetermined' };
+  const subType = SUB_TYPES[status.slice(2)] ?? 'General';
+  return { type: status.startsWith('5') ? 'Permanent' : 'Transient', subType };
+}

@@ -11,10 +11,11 @@ import { resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-se
 
 export interface OutgoingMessage {
   emailId: string;
-  from: string;
+  /** MAIL FROM: the recipient's VERP bounce address (domain/bounces/verp.ts). */
+  envelopeFrom: string;
   to: string[];
   raw: Buffer;
-  /** The sender's Mailroom domain, when `from` is on one: direct delivery takes its return path and TLS policy. */
+  /** The sender's Mailroom domain, when `from` is on one: direct delivery takes its TLS policy. */
   domain?: Pick<DomainRow, 'name' | 'custom_return_path' | 'tls'>;
 }
 
@@ -105,7 +106,7 @@ function relayTransport(smtpUrl: string): Transport {
   const pool = nodemailer.createTransport(url.toString());
   return abortable(
     'relay',
-    (message, signal) => sendVia(pool, { from: message.from, to: message.to }, message.raw, signal),
+    (message, signal) => sendVia(pool, { from: message.envelopeFrom, to: message.to }, message.raw, signal),
     () => pool.close(),
   );
 }

@@ -4,15 +4,17 @@ import type { Context } from '../context.ts';
 import { newId } from '../ids.ts';
 import { createSemaphore } from '../semaphore.ts';
 import { receiveMessage } from '../domain/receiving/receive.ts';
-import { mayReceive } from '../domain/sending-domains/receiving-domain.ts';
+import { receiveReport } from '../domain/bounces/reports.ts';
+import { isBounceAddress, mayReceive } from '../domain/sending-domains/receiving-domain.ts';
 import { asciiDomain, domainOf } from '../domain/recipients/addresses.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
 import type { TlsPair } from './tls.ts';
 import { traceHeader } from './trace-header.ts';
 
-// The inbound SMTP server (MX): takes mail for the domains that receive, nothing else (no relay, no
-// AUTH). A message is answered 250 only once it is committed (receive.ts); before that, any failure is
-// a 4xx and the sender tries again.
+// The inbound SMTP server (MX): takes mail for the domains that receive, and bounce and complaint
+// reports sent to VERP bounce addresses, nothing else (no relay, no AUTH). A message is answered 250
+// only once it is committed (receive.ts, bounces/reports.ts); before that, any failure is a 4xx and
+// the sender tries again.
 
 export interface SmtpListener {
   address(): AddressInfo;
@@ -60,6 +62,7 @@ export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>):
     if (session.envelope.rcptTo.length >= inbound.maxRecipients) {
       throw smtpError(452, `4.5.3 Too many recipients: at most ${inbound.maxRecipients} per message`);
     }
+    if (await isBounceAddress(ctx, address)) return;
     const domain = asciiDomain(domainOf(address));
     if (!domain || !(await mayReceive(ctx, domain))) {
       throw smtpError(550, `5.7.1 Relaying denied: ${domain || 'this address'} does not receive mail here`);
@@ -93,7 +96,12 @@ export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>):
       helo: session.hostNameAppearsAs,
     };
     const raw = Buffer.concat([Buffer.from(traceHeader({ id, session, by: mailHostname, at: new Date(ctx.clock.now()) })), data]);
-    await receiveMessage(ctx, id, raw, envelope);
+    // Mail to a bounce address is a report, recorded and never stored as received mail.
+    const bounces = new Set<string>();
+    for (const address of envelope.to) if (await isBounceAddress(ctx, address)) bounces.add(address);
+    for (const address of bounces) await receiveReport(ctx, raw, address);
+    const mailboxes = envelope.to.filter((address) => !bounces.has(address));
+    if (mailboxes.length > 0) await receiveMessage(ctx, id, raw, { ...envelope, to: mailboxes });
     return `2.0.0 OK ${id}`;
   }
 

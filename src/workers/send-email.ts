@@ -7,6 +7,9 @@ import { domainOf, parseMailbox } from '../domain/recipients/addresses.ts';
 import { findEmailWithBody } from '../domain/emails/emails.ts';
 import { recordEvents, type EmailState } from '../domain/events/email-events.ts';
 import { refusedAtSend } from '../domain/recipients/policy.ts';
+import { bounceAddress, verpKey } from '../domain/bounces/verp.ts';
+import { suppress } from '../domain/suppressions/suppressions.ts';
+import type { OutgoingMessage } from '../delivery/transports.ts';
 import * as emails from '../store/emails.ts';
 import type { EmailRow } from '../store/emails.ts';
 import type { Job } from '../domain/jobs.ts';
@@ -30,6 +33,8 @@ interface Outcome {
   before?: EmailState[];
   after?: EmailState[];
   response: string;
+  /** A real server's answer (not a test address's): a bounce puts the address on the suppression list. */
+  real?: boolean;
 }
 
 function eventsFor(outcome: Outcome, exhausted: boolean): EmailState[] {
@@ -66,9 +71,11 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
 
 /**
  * Composes the message once (signed with the DKIM key of the sender's domain when that is a Mailroom
- * domain) and hands it to the transport for `to`; what came of each recipient, by position. An email
- * with large attachments waits for a turn first (ctx.largeMessages): composing and sending it costs
- * several times its size in memory.
+ * domain) and hands it to the transport for `to`; what came of each recipient, by position. Each
+ * recipient gets an SMTP transaction of its own, with its own VERP envelope sender (bounces/verp.ts),
+ * so that a later bounce names it; capture mode keeps one copy for all. An email with large
+ * attachments waits for a turn first (ctx.largeMessages): composing and sending it costs several times
+ * its size in memory.
  */
 async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<Outcome[]> {
   const bytes = await emails.attachmentBytes(ctx.db, email.id);
@@ -79,19 +86,32 @@ async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<Out
     const domain = await ctx.domains.find(domainOf(from));
     const attachments = bytes > 0 ? await emails.findAttachments(ctx.db, email.id) : [];
     const raw = await ctx.composer.build(email, attachments, new Date(ctx.clock.now()), domain);
-    try {
-      const result = await ctx.transport.send({ emailId: email.id, from, to, raw, domain });
-      return to.map((address, i) => {
-        const answer = result.recipients[i]!;
-        return { address, verdict: classify(answer), response: answer.accepted ? result.response : answer.response };
-      });
-    } catch (error) {
-      if (!(error instanceof DeliveryError)) throw error;
-      const verdict = classify({ accepted: false, code: error.code });
-      return to.map((address) => ({ address, verdict, response: error.response }));
-    }
+    const message = { emailId: email.id, envelopeFrom: from, raw, domain };
+    if (ctx.transport.kind === 'capture') return await sendTo(ctx, { ...message, to });
+    // Bounces go to the return-path subdomain of the sender's Mailroom domain (its records name this
+    // server), else to MAILROOM_BOUNCE_DOMAIN.
+    const host = domain ? `${domain.custom_return_path}.${domain.name}` : ctx.config.bounceDomain;
+    const key = verpKey(ctx.secret);
+    const sends = to.map((address) => sendTo(ctx, { ...message, envelopeFrom: bounceAddress(key, email.id, address, host), to: [address] }));
+    return (await Promise.all(sends)).flat();
   } finally {
     if (large) ctx.largeMessages.release();
+  }
+}
+
+/** One SMTP transaction: what came of each recipient of `message`. */
+async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]> {
+  const { to } = message;
+  try {
+    const result = await ctx.transport.send(message);
+    return to.map((address, i) => {
+      const answer = result.recipients[i]!;
+      return { address, verdict: classify(answer), response: answer.accepted ? result.response : answer.response, real: true };
+    });
+  } catch (error) {
+    if (!(error instanceof DeliveryError)) throw error;
+    const verdict = classify({ accepted: false, code: error.code });
+    return to.map((address) => ({ address, verdict, response: error.response, real: true }));
   }
 }
 
@@ -113,6 +133,9 @@ async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: Email
       deferral && !exhausted
         ? await retryHeldJob(tx, job.id, job.locked_by!, now + backoffMs(job.attempts), deferral.response)
         : await completeHeldJob(tx, job.id, job.locked_by!);
-    if (held) await recordEvents(ctx, tx, email, groups, toTimestamp(now));
+    if (!held) return;
+    const at = toTimestamp(now);
+    await recordEvents(ctx, tx, email, groups, at);
+    for (const o of outcomes) if (o.real && o.verdict === 'bounced') await suppress(ctx, tx, { email: o.address, origin: 'bounce', sourceId: emailId }, at);
   });
 }

@@ -50,10 +50,11 @@ for (const dialect of dialects) {
         ],
       });
       await lastEvent(t, data!.id, 'delivered');
-      assert.equal(smtp.messages.length, 1, 'one SMTP transaction for all recipients');
-      const [message] = smtp.messages;
-      assert.equal(message!.from, 'support@example.com');
-      assert.deepEqual(message!.to.sort(), ['bob@example.com', 'carol@example.com', 'jane@example.com', 'secret@example.com']);
+      assert.deepEqual(smtp.messages.map((m) => m.to).flat().sort(), ['bob@example.com', 'carol@example.com', 'jane@example.com', 'secret@example.com'], 'one SMTP transaction per recipient');
+      const senders = smtp.messages.map((m) => m.from);
+      for (const sender of senders) assert.match(sender, /^bounces\+[0-9a-f]{48}@/, 'a VERP envelope sender');
+      assert.equal(new Set(senders).size, 4, 'one of its own for each recipient');
+      const message = smtp.messages.find((m) => m.to[0] === 'jane@example.com');
 
       const mail = message!.parsed;
       assert.deepEqual(mail.from!.value, [{ address: 'support@example.com', name: 'Acme Support' }]);
@@ -139,7 +140,7 @@ for (const dialect of dialects) {
       assert.match((await events(t, data!.id))[0]!.response!, /451/);
     });
 
-    it('bounces on 5xx, per recipient: the others are still delivered', async () => {
+    it('bounces on 5xx, per recipient: the others are still delivered; the bounced address is suppressed', async () => {
       smtp.onRecipient = (address) => (address === 'gone@example.com' ? { code: 550, message: '5.1.1 No such user' } : undefined);
       const { data } = await t.resend.emails.send({ ...base, to: ['gone@example.com', 'here@example.com'] });
       await lastEvent(t, data!.id, 'delivered');
@@ -149,15 +150,18 @@ for (const dialect of dialects) {
       assert.equal(bounce.type, 'bounced');
       assert.match(bounce.response!, /550/);
 
+      const { data: entry } = await t.resend.suppressions.get('gone@example.com');
+      assert.deepEqual([entry?.origin, entry?.source_id], ['bounce', data!.id]);
       const { data: only } = await t.resend.emails.send({ ...base, to: 'gone@example.com' });
-      await lastEvent(t, only!.id, 'bounced');
+      await lastEvent(t, only!.id, 'suppressed');
+      assert.deepEqual(smtp.messages.map((m) => m.to), [['here@example.com']], 'never sent again');
     });
 
     it('matches what the relay said to each recipient by position, whatever form nodemailer gave the address', async () => {
       // nodemailer writes "quoted"@example.com without its quotes; the relay's answer is still this recipient's.
       const { data } = await t.resend.emails.send({ ...base, to: ['"quoted"@example.com', 'plain@example.com'] });
       await lastEvent(t, data!.id, 'delivered');
-      assert.deepEqual(smtp.messages.at(-1)!.to, ['quoted@example.com', 'plain@example.com']);
+      assert.deepEqual(smtp.messages.slice(-2).map((m) => m.to[0]).sort(), ['plain@example.com', 'quoted@example.com']);
       const statuses = await t.ctx.db.selectFrom('email_recipients').select(['address', 'status']).where('email_id', '=', data!.id).orderBy('address').execute();
       assert.deepEqual(statuses, [
         { address: '"quoted"@example.com', status: 'delivered' },

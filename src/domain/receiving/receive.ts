@@ -3,6 +3,7 @@ import type { Context } from '../../context.ts';
 import { newId } from '../../ids.ts';
 import { insertReceivedEmail, type ReceivedAttachmentRow, type ReceivedEmailRow } from '../../store/received-emails.ts';
 import { asBuffer } from '../../threads.ts';
+import { prepareReport } from '../bounces/reports.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
 import type { Envelope } from './read-message.ts';
 
@@ -29,8 +30,9 @@ function receivedEvent(email: ReceivedEmailRow, attachments: ReceivedAttachmentR
 /**
  * Takes a message the inbound SMTP server received: parses and authenticates it on the reader thread,
  * then commits its row, its bytes, its attachments and its `email.received` event (with the webhook
- * deliveries) in one transaction, under `id`. Resolves once committed: only then may the server
- * answer 250.
+ * deliveries) in one transaction, under `id`. A bounce or complaint report about one of our emails
+ * (matched by the original Message-ID: bounces/reports.ts) is stored all the same, and recorded in
+ * that transaction too. Resolves once committed: only then may the server answer 250.
  */
 export async function receiveMessage(ctx: Context, id: string, raw: Buffer, envelope: Envelope): Promise<void> {
   const { attachments: parts, ...message } = await ctx.reader.read(raw, envelope);
@@ -47,8 +49,10 @@ export async function receiveMessage(ctx: Context, id: string, raw: Buffer, enve
     const content = asBuffer(a.content);
     return { ...a, id: newId(), email_id: id, position, size: content.length, content };
   });
+  const report = await prepareReport(ctx, raw, undefined);
   await ctx.writer.transaction(async (tx) => {
     await insertReceivedEmail(tx, email, raw, attachments);
     await logEvents(ctx, tx, [receivedEvent(email, attachments)], email.created_at);
+    await report?.(tx, email.created_at);
   });
 }

@@ -2,6 +2,7 @@ import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, notFound } from '../../errors.ts';
 import { findContactById, updateContact, type ContactRow } from '../../store/contacts.ts';
+import type { Tx } from '../../store/db.ts';
 import { allRows } from '../../store/paginate.ts';
 import { findTopic, listContactTopics, setSubscriptions } from '../../store/topics.ts';
 import { contactEvent, topicsEvent } from '../contacts/contact-events.ts';
@@ -67,12 +68,17 @@ async function leaveTopic(ctx: Context, contact: ContactRow, topicId: string): P
   return `You will no longer receive ${topic.name}.`;
 }
 
+/**
+ * Unsubscribes a contact from everything in the caller's transaction, with its contact.updated event:
+ * the unsubscribe link's "everything", and a complaint (bounces/reports.ts).
+ */
+export async function unsubscribeContact(ctx: Context, tx: Tx, contact: ContactRow, at: string): Promise<void> {
+  await updateContact(tx, contact.id, { unsubscribed: 1 });
+  await logEvents(ctx, tx, [await contactEvent(tx, 'contact.updated', { ...contact, unsubscribed: 1 }, at)], at);
+}
+
 async function leaveEverything(ctx: Context, contact: ContactRow): Promise<string> {
-  await ctx.writer.transaction(async (tx) => {
-    await updateContact(tx, contact.id, { unsubscribed: 1 });
-    const at = toTimestamp(ctx.clock.now());
-    await logEvents(ctx, tx, [await contactEvent(tx, 'contact.updated', { ...contact, unsubscribed: 1 }, at)], at);
-  });
+  await ctx.writer.transaction((tx) => unsubscribeContact(ctx, tx, contact, toTimestamp(ctx.clock.now())));
   return 'You will no longer receive any of these emails.';
 }
 

@@ -1,4 +1,5 @@
 import { isoTime } from '../../clock.ts';
+import { bounceOf } from '../../delivery/outcomes.ts';
 import type { EmailRow } from '../../store/emails.ts';
 import type { EmailState } from '../events/email-events.ts';
 import type { NewEvent } from '../events/event-log.ts';
@@ -38,7 +39,7 @@ function emailData(email: EventEmail): Record<string, unknown> {
 /** What an event of `state` adds about its cause, from the answer (or reason) recorded with it. */
 function details(state: EmailState, response: string | null): Record<string, unknown> {
   const message = response ?? '';
-  if (state === 'bounced') return { bounce: { type: 'Permanent', subType: 'General', message, diagnosticCode: [message] } };
+  if (state === 'bounced') return { bounce: { diagnosticCode: [message], message, ...bounceOf(message) } };
   if (state === 'failed') return { failed: { reason: message } };
   if (state === 'suppressed') {
     const reason = suppressedReason(message);

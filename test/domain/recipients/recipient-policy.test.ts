@@ -9,9 +9,10 @@ async function events(t: TestApp, id: string): Promise<{ type: string; recipient
   return ((await (await t.fetch(`/emails/${id}/events`)).json()) as { data: never[] }).data;
 }
 
-async function delivered(t: TestApp, smtp: TestSmtpServer, id: string) {
+/** Every envelope recipient the email reached, over its copies (one SMTP transaction per recipient). */
+async function delivered(t: TestApp, smtp: TestSmtpServer, id: string): Promise<{ to: string[] }> {
   await eventually(async () => (await t.resend.emails.get(id)).data?.last_event === 'delivered' || undefined);
-  return smtp.messages.find((m) => m.parsed.messageId === `<${id}@example.com>`)!;
+  return { to: smtp.messages.filter((m) => m.parsed.messageId === `<${id}@example.com>`).flatMap((m) => m.to) };
 }
 
 for (const dialect of dialects) {
