@@ -28,7 +28,7 @@ function receivedEvent(email: ReceivedEmailRow, attachments: ReceivedAttachmentR
 }
 
 /**
- * Takes a message the inbound SMTP server received: parses and authenticates it on the reader thread,
+ * Takes a message the inbound SMTP server received: parses and authenticates it (message-reader.ts),
  * then commits its row, its bytes, its attachments and its `email.received` event (with the webhook
  * deliveries) in one transaction, under `id`. A bounce or complaint report about one of our emails
  * (matched by the original Message-ID: bounces/reports.ts) is stored all the same, and recorded in
