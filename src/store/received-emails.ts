@@ -76,8 +76,9 @@ export async function listAttachmentMeta(db: Db, emailIds: string[]): Promise<At
   return db.selectFrom('received_attachments').select(META_COLUMNS).where('email_id', 'in', emailIds).orderBy('email_id').orderBy('position').execute();
 }
 
-export async function findAttachment(db: Db, emailId: string, id: string): Promise<ReceivedAttachmentRow | undefined> {
-  return db.selectFrom('received_attachments').selectAll().where('email_id', '=', emailId).where('id', '=', id).executeTakeFirst();
+/** One attachment of an email, without its bytes (up to 40 MB, which its description does not need). */
+export async function findAttachmentMeta(db: Db, emailId: string, id: string): Promise<AttachmentMeta | undefined> {
+  return db.selectFrom('received_attachments').select(META_COLUMNS).where('email_id', '=', emailId).where('id', '=', id).executeTakeFirst();
 }
 
 export async function findAttachmentById(db: Db, id: string): Promise<ReceivedAttachmentRow | undefined> {

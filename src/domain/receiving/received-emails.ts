@@ -96,7 +96,7 @@ export async function listReceivedAttachments(ctx: Context, emailId: string, pag
 
 /** GET /emails/receiving/:id/attachments/:attachment_id. */
 export async function getReceivedAttachment(ctx: Context, emailId: string, id: string) {
-  const row = await store.findAttachment(ctx.db, emailId, id.toLowerCase());
+  const row = await store.findAttachmentMeta(ctx.db, emailId.toLowerCase(), id.toLowerCase());
   if (!row) throw notFound('Attachment');
   return { object: 'attachment' as const, ...attachmentItem(ctx, row, downloadExpiry(ctx)) };
 }
