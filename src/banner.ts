@@ -9,6 +9,8 @@ export interface Started {
   listen?: string;
   /** host:port the inbound SMTP server listens on (INBOUND_SMTP_PORT). */
   inbound?: string;
+  /** host:port of SMTP submission: STARTTLS (SUBMISSION_PORT) and implicit TLS (SUBMISSION_TLS_PORT). */
+  submission?: { starttls?: string; implicit?: string };
   /** The SMTP listeners present a self-signed certificate (no SMTP_TLS_CERT). */
   selfSigned?: boolean;
   /** host:port of the worker's health checks (WORKER_HEALTH_PORT). */
@@ -40,19 +42,27 @@ function hostnameWarning(config: Config, role: Role): string | undefined {
   return `MAILROOM_HOSTNAME is "${config.mailHostname}", not a fully qualified name: your domains' MX and SPF records name it${ehlo}; set it to this server's public name, such as mail.example.com`;
 }
 
+/** Where applications submit mail, and how they sign in. */
+function submissionLine(config: Config, ports: NonNullable<Started['submission']>): string {
+  const where = [ports.starttls && `${ports.starttls} (STARTTLS)`, ports.implicit && `${ports.implicit} (TLS)`].filter(Boolean).join(' and ');
+  const insecure = config.submission.allowInsecureAuth ? '; AUTH allowed before STARTTLS (SUBMISSION_ALLOW_INSECURE_AUTH)' : '';
+  return `SMTP submission on ${where}: user "resend", password an API key${insecure}`;
+}
+
 /**
  * Says once what this process does: a few lines for a person (on stdout at a terminal, else on stderr,
  * so that stdout carries only JSON log lines), and one log line with the same facts but never the key.
  */
 export function announce(ctx: Context, started: Started): void {
   const { config, log } = ctx;
-  const { role, listen, inbound, selfSigned, health, token } = started;
+  const { role, listen, inbound, submission, selfSigned, health, token } = started;
   const worker = role.has('worker');
   log.info(
     {
       role: roleName(role),
       ...(listen ? { listen } : {}),
       ...(inbound ? { inbound } : {}),
+      ...(submission ? { submission } : {}),
       ...(worker ? { mode: config.deliveryMode } : {}),
       ...(worker && config.smtpUrl ? { relay: new URL(config.smtpUrl).host } : {}),
       ...(health ? { health } : {}),
@@ -64,6 +74,7 @@ export function announce(ctx: Context, started: Started): void {
     listen && !worker ? `Mailroom API is listening on ${config.publicUrl}: it accepts and stores mail, and workers (--role worker) deliver it` : undefined,
     !listen && worker ? `Mailroom worker is running (${describeMode(config)})` : undefined,
     inbound ? `Receiving mail over SMTP on ${inbound} for the domains with receiving enabled` : undefined,
+    submission ? submissionLine(config, submission) : undefined,
     health ? `Worker health checks: GET http://${health}/health` : undefined,
   ];
   const warnings = [hostnameWarning(config, role), selfSigned ? selfSignedWarning(config) : undefined];

@@ -51,6 +51,20 @@ export interface Config {
     /** Connections open at once from one client address. */
     readonly maxClientConnections: number;
   };
+  /** SMTP submission (an API key as password): undefined ports, none. */
+  readonly submission: {
+    /** STARTTLS (587 in production). */
+    readonly port: number | undefined;
+    /** Implicit TLS (465 in production). */
+    readonly tlsPort: number | undefined;
+    readonly host: string;
+    /** AUTH before STARTTLS (a password in clear): for loopback development only. */
+    readonly allowInsecureAuth: boolean;
+    /** Connections open at once from one client address. */
+    readonly maxClientConnections: number;
+    /** Failed AUTH attempts from one client address within 10 minutes before it is refused. */
+    readonly maxAuthFailures: number;
+  };
   /** The TLS pair the SMTP listeners present (PEM files); undefined: a self-signed pair, made once and kept. */
   readonly smtpTls: { readonly certFile: string; readonly keyFile: string } | undefined;
   readonly logLevel: string;
@@ -241,6 +255,14 @@ export function readConfig(env: Env = process.env): Config {
       maxMessageBytes: integer(env, 'INBOUND_MAX_MESSAGE_BYTES', 40 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       maxRecipients: integer(env, 'INBOUND_MAX_RECIPIENTS', 100, 1, 10_000),
       maxClientConnections: integer(env, 'INBOUND_MAX_CONNECTIONS_PER_CLIENT', 10, 1, 10_000),
+    }),
+    submission: Object.freeze({
+      port: env.SUBMISSION_PORT ? integer(env, 'SUBMISSION_PORT', 0, 0, 65535) : undefined,
+      tlsPort: env.SUBMISSION_TLS_PORT ? integer(env, 'SUBMISSION_TLS_PORT', 0, 0, 65535) : undefined,
+      host: env.SUBMISSION_HOST || host,
+      allowInsecureAuth: boolean(env, 'SUBMISSION_ALLOW_INSECURE_AUTH', false),
+      maxClientConnections: integer(env, 'SUBMISSION_MAX_CONNECTIONS_PER_CLIENT', 10, 1, 10_000),
+      maxAuthFailures: integer(env, 'SUBMISSION_MAX_AUTH_FAILURES', 10, 1, 10_000),
     }),
     smtpTls: smtpTls(env),
     logLevel: logLevel(env),

@@ -6,7 +6,9 @@ import { ConfigError, readConfig, readRole, type Config, type Role } from './con
 import { closeContext, createContext, type Context } from './context.ts';
 import { createFirstKey, seedConfiguredKey } from './domain/api-keys/api-keys.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
-import { listenInbound, type SmtpListener } from './smtp/inbound-server.ts';
+import { listenInbound } from './smtp/inbound-server.ts';
+import { submissionServer } from './smtp/submission-server.ts';
+import type { SmtpListener } from './smtp/smtp-listener.ts';
 import { smtpTlsPair } from './smtp/tls.ts';
 import { isPostgresUrl } from './store/db.ts';
 import { listenWorkerHealth } from './workers/health.ts';
@@ -33,8 +35,9 @@ async function main(): Promise<void> {
   try {
     role = readRole(process.argv.slice(2));
     config = readConfig();
-    if (role.has('smtp') && role.size === 1 && config.inbound.port === undefined) {
-      throw new ConfigError('--role smtp runs the SMTP listeners: set INBOUND_SMTP_PORT');
+    const { inbound, submission } = config;
+    if (role.has('smtp') && role.size === 1 && [inbound.port, submission.port, submission.tlsPort].every((p) => p === undefined)) {
+      throw new ConfigError('--role smtp runs the SMTP listeners: set INBOUND_SMTP_PORT, SUBMISSION_PORT or SUBMISSION_TLS_PORT');
     }
     // Without a secret, createContext refuses PostgreSQL before connecting (secret.ts).
     if (isPostgresUrl(config.databaseUrl) && config.secret !== undefined) await reachPostgres(config.databaseUrl);
@@ -52,12 +55,22 @@ async function main(): Promise<void> {
     listen = hostPort(app.server.address() as AddressInfo);
   }
   let inbound: SmtpListener | undefined;
+  const submission: { starttls?: SmtpListener; implicit?: SmtpListener } = {};
   let selfSigned = false;
-  if (role.has('smtp') && config.inbound.port !== undefined) {
+  const { inbound: inboundConfig, submission: submissionConfig } = config;
+  const submits = submissionConfig.port !== undefined || submissionConfig.tlsPort !== undefined;
+  if (role.has('smtp') && (inboundConfig.port !== undefined || submits)) {
     const tls = await smtpTlsPair(ctx).catch((error: unknown) => stop(error, error instanceof ConfigError ? error.message : undefined));
     selfSigned = tls.selfSigned;
-    const { port: smtpPort, host: smtpHost } = config.inbound;
-    inbound = await listenInbound(ctx, tls).catch((error: unknown) => stop(error, listenErrorLine(error, 'INBOUND_SMTP_PORT', smtpHost, smtpPort)));
+    if (inboundConfig.port !== undefined) {
+      const { port: smtpPort, host: smtpHost } = inboundConfig;
+      inbound = await listenInbound(ctx, tls).catch((error: unknown) => stop(error, listenErrorLine(error, 'INBOUND_SMTP_PORT', smtpHost, smtpPort)));
+    }
+    const server = submissionServer(ctx, tls);
+    const listenOn = (port: number, secure: boolean, variable: string) =>
+      server.listen(port, secure).catch((error: unknown) => stop(error, listenErrorLine(error, variable, submissionConfig.host, port)));
+    if (submissionConfig.port !== undefined) submission.starttls = await listenOn(submissionConfig.port, false, 'SUBMISSION_PORT');
+    if (submissionConfig.tlsPort !== undefined) submission.implicit = await listenOn(submissionConfig.tlsPort, true, 'SUBMISSION_TLS_PORT');
   }
   const runner = role.has('worker') ? new Runner(ctx, tasks) : undefined;
   let health: Server | undefined;
@@ -69,14 +82,21 @@ async function main(): Promise<void> {
   }
   runner?.start();
   const token = app ? await createFirstKey(ctx) : undefined;
-  announce(ctx, { role, listen, inbound: inbound && hostPort(inbound.address()), selfSigned, health: health && hostPort(health.address() as AddressInfo), token });
+  announce(ctx, {
+    role,
+    listen,
+    inbound: inbound && hostPort(inbound.address()),
+    submission: submits
+      ? { starttls: submission.starttls && hostPort(submission.starttls.address()), implicit: submission.implicit && hostPort(submission.implicit.address()) }
+      : undefined,
+    selfSigned, health: health && hostPort(health.address() as AddressInfo), token });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     ctx.log.info({ signal }, 'shutting down');
-    await Promise.all([app?.close(), inbound?.close()]);
+    await Promise.all([app?.close(), inbound?.close(), submission.starttls?.close(), submission.implicit?.close()]);
     health?.close();
     health?.closeAllConnections();
     await runner?.stop(worker.shutdownTimeoutMs);

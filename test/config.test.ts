@@ -129,6 +129,21 @@ describe('configuration', () => {
     assert.throws(() => readConfig({ INBOUND_SMTP_PORT: 'twenty-five' }), /Invalid INBOUND_SMTP_PORT/);
   });
 
+  it('reads the SMTP submission settings: no listener by default, AUTH only over TLS', () => {
+    const defaults = readConfig({ HOST: '127.0.0.1' });
+    assert.deepEqual(defaults.submission, { port: undefined, tlsPort: undefined, host: '127.0.0.1', allowInsecureAuth: false, maxClientConnections: 10, maxAuthFailures: 10 });
+    const set = readConfig({
+      SUBMISSION_PORT: '587',
+      SUBMISSION_TLS_PORT: '465',
+      SUBMISSION_HOST: '::1',
+      SUBMISSION_ALLOW_INSECURE_AUTH: 'true',
+      SUBMISSION_MAX_CONNECTIONS_PER_CLIENT: '4',
+      SUBMISSION_MAX_AUTH_FAILURES: '3',
+    });
+    assert.deepEqual(set.submission, { port: 587, tlsPort: 465, host: '::1', allowInsecureAuth: true, maxClientConnections: 4, maxAuthFailures: 3 });
+    assert.throws(() => readConfig({ SUBMISSION_ALLOW_INSECURE_AUTH: 'yes' }), /Invalid SUBMISSION_ALLOW_INSECURE_AUTH: expected true or false/);
+  });
+
   it('stops start-up with one clear line', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, PORT: 'eighty' },

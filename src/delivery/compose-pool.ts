@@ -1,15 +1,15 @@
-import type { AttachmentRow, EmailRow } from '../store/emails.ts';
 import { asBuffer, movable, ThreadClient } from '../threads.ts';
-import { buildMessage } from './signed-message.ts';
-import type { BuildRequest } from './compose-thread.ts';
+import { buildMessage, type MessageContent } from './signed-message.ts';
+import type { Build } from './compose-thread.ts';
 import { createDkimSigner, type SigningDomain } from './dkim.ts';
 
 export interface Composer {
   /**
-   * The message of an email, composed and (for a Mailroom domain) DKIM-signed on a composer thread.
-   * The attachments' memory may be moved to that thread: the caller must not read them afterwards.
+   * The message of an email, composed (or as submitted) and, for a Mailroom domain, DKIM-signed on a
+   * composer thread. The attachments' or the source's memory may be moved to that thread: the caller
+   * must not read them afterwards.
    */
-  build(email: EmailRow, attachments: AttachmentRow[], date: Date, domain: SigningDomain | undefined): Promise<Buffer>;
+  build(content: MessageContent, domain: SigningDomain | undefined): Promise<Buffer>;
   close(): Promise<void>;
 }
 
@@ -26,15 +26,17 @@ const THREAD_MODULE = new URL('./compose-thread.ts', import.meta.url);
 export function createComposer(threads: number, secret: string): Composer {
   if (threads === 0) {
     const dkim = createDkimSigner(secret);
-    return { build: (email, attachments, date, domain) => buildMessage(dkim, email, attachments, date, domain), close: async () => {} };
+    return { build: (content, domain) => buildMessage(dkim, content, domain), close: async () => {} };
   }
   const pool = Array.from({ length: threads }, () => new ThreadClient<Uint8Array>(THREAD_MODULE, { secret }, 'compose'));
   let sequence = 0;
   return {
-    async build(email, attachments, date, domain) {
+    async build(content, domain) {
       const thread = pool[sequence++ % pool.length]!;
-      const request: Omit<BuildRequest, 'id'> = { email, attachments, date: date.getTime(), domain };
-      // Attachments are moved, not copied: the caller has no further use for them.
+      // Attachments and sources are moved, not copied: the caller has no further use for them.
+      if ('source' in content) return asBuffer(await thread.call({ source: content.source, domain } satisfies Build, movable([content.source])));
+      const { email, attachments, date } = content;
+      const request: Build = { email, attachments, date: date.getTime(), domain };
       return asBuffer(await thread.call(request, movable(attachments.map((a) => a.content))));
     },
     close: async () => {

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, invalidField, missingField, quoted } from '../errors.ts';
-import { invalidIdempotencyKey } from './idempotency-key.ts';
+import { invalidIdempotencyKey } from '../domain/emails/idempotency.ts';
 
 export interface SchemaError {
   keyword: string;

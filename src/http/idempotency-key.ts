@@ -1,18 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { IdempotentRequest } from '../domain/emails/idempotency.ts';
-import { AppError } from '../errors.ts';
+import { checkIdempotencyKey, type IdempotentRequest } from '../domain/emails/idempotency.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** SHA-256 of the raw body, taken by the JSON parser only when the request has an Idempotency-Key. */
     bodyHash: string | undefined;
   }
-}
-
-/** Resend's answer to a key of the wrong length. */
-export function invalidIdempotencyKey(): AppError {
-  return new AppError('invalid_idempotency_key', 'Idempotency keys, if present, must have between 1 and 256 characters.');
 }
 
 /**
@@ -31,6 +25,5 @@ export function hashBodyIfIdempotent(request: FastifyRequest, raw: string): void
 export function idempotencyOf(request: FastifyRequest, endpoint: string, variant = ''): IdempotentRequest | undefined {
   const key = request.headers['idempotency-key'];
   if (key === undefined) return undefined;
-  if (typeof key !== 'string' || key.length < 1 || key.length > 256) throw invalidIdempotencyKey();
-  return { apiKeyId: request.apiKey!.id, endpoint, key, requestHash: `${variant}${request.bodyHash ?? ''}` };
+  return { apiKeyId: request.apiKey!.id, endpoint, key: checkIdempotencyKey(key), requestHash: `${variant}${request.bodyHash ?? ''}` };
 }

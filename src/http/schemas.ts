@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { MAX_ADDRESSES_PER_FIELD } from '../domain/recipients/addresses.ts';
 import { MAX_ATTACHMENTS, MAX_ATTACHMENTS_BASE64 } from '../domain/emails/attachments.ts';
+import { MAX_TAG_TEXT, MAX_TAGS, TAG_TEXT } from '../domain/emails/tags.ts';
 
 // Shared TypeBox pieces. Unions carry a `description`: the error handler quotes it when a value
 // matches no branch ("expected a string or an array of strings").
@@ -45,7 +46,7 @@ export const AddressList = Type.Union([Str(MAX.line), Type.Array(Str(MAX.line), 
   description: 'an email address or an array of email addresses',
 });
 
-const TagText = Type.String({ maxLength: 256, pattern: '^[A-Za-z0-9_-]*$' });
+const TagText = Type.String({ maxLength: MAX_TAG_TEXT, pattern: TAG_TEXT.source });
 
 export const Tag = Type.Object({ name: TagText, value: Type.Optional(TagText) });
 
@@ -79,7 +80,7 @@ export const SendEmailBody = Type.Object({
   html: Type.Optional(Str(MAX.body)),
   text: Type.Optional(Str(MAX.body, 'Generated from html when omitted; "" sends no text part')),
   headers: Type.Optional(Map(Str(MAX.text), 100)),
-  tags: Type.Optional(Type.Array(Tag, { maxItems: 100 })),
+  tags: Type.Optional(Type.Array(Tag, { maxItems: MAX_TAGS })),
   attachments: Type.Optional(Type.Array(Attachment, { maxItems: MAX_ATTACHMENTS })),
   scheduled_at: Type.Optional(Str(MAX.date, 'ISO 8601 or natural language, at most 30 days ahead')),
   template: Type.Optional(

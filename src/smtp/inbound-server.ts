@@ -1,8 +1,6 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { Context } from '../context.ts';
 import { newId } from '../ids.ts';
-import { createSemaphore } from '../semaphore.ts';
 import { receiveMessage } from '../domain/receiving/receive.ts';
 import { receiveReport } from '../domain/bounces/reports.ts';
 import { isBounceAddress, mayReceive } from '../domain/sending-domains/receiving-domain.ts';
@@ -10,53 +8,17 @@ import { asciiDomain, domainOf } from '../domain/recipients/addresses.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
 import type { TlsPair } from './tls.ts';
 import { traceHeader } from './trace-header.ts';
+import { asReply, baseOptions, listen, messageReader, type SmtpListener } from './smtp-listener.ts';
 
 // The inbound SMTP server (MX): takes mail for the domains that receive, and bounce and complaint
 // reports sent to VERP bounce addresses, nothing else (no relay, no AUTH). A message is answered 250
 // only once it is committed (receive.ts, bounces/reports.ts); before that, any failure is a 4xx and
 // the sender tries again.
 
-export interface SmtpListener {
-  address(): AddressInfo;
-  /** Stops taking connections and waits (up to a bound) for those open to finish. */
-  close(): Promise<void>;
-}
-
-/** The SMTP server's idle limit per command, and how long a stop waits for open connections. */
-const SOCKET_TIMEOUT_MS = 60_000;
-const CLOSE_TIMEOUT_MS = 10_000;
-/** Connections at once, from every client. */
-const MAX_CLIENTS = 500;
-
-/** Messages over 1 MB read and stored at once: each costs a few times its size in memory until committed. */
-const LARGE_BYTES = 1024 * 1024;
-const MAX_LARGE_MESSAGES = 2;
-
-/**
- * Reads DATA whole, or reports that it went over the size limit (read to the end all the same). Past
- * 1 MB, reading waits (the client with it: TCP pushes back) for `whenLarge` to give the message a turn.
- */
-function readData(stream: SMTPServerDataStream, whenLarge: () => Promise<void>): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    stream.on('data', (chunk: Buffer) => {
-      if (stream.sizeExceeded) return;
-      chunks.push(chunk);
-      if (bytes < LARGE_BYTES && (bytes += chunk.length) >= LARGE_BYTES) {
-        stream.pause();
-        whenLarge().then(() => stream.resume(), reject);
-      }
-    });
-    stream.on('error', reject);
-    stream.on('end', () => resolve(stream.sizeExceeded ? undefined : Buffer.concat(chunks)));
-  });
-}
-
 export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>): Promise<SmtpListener> {
   const { inbound, mailHostname } = ctx.config;
   const limit = connectionLimit(inbound.maxClientConnections);
-  const large = createSemaphore(MAX_LARGE_MESSAGES);
+  const read = messageReader();
 
   async function onRcptTo(address: string, session: SMTPServerSession): Promise<void> {
     if (session.envelope.rcptTo.length >= inbound.maxRecipients) {
@@ -69,24 +31,7 @@ export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>):
     }
   }
 
-  async function onData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    let [holding, done] = [false, false];
-    // A turn granted after the message ended (the client left while it waited) is handed on at once.
-    const whenLarge = async () => {
-      await large.acquire();
-      if (done) large.release();
-      else holding = true;
-    };
-    try {
-      return await receive(stream, session, whenLarge);
-    } finally {
-      done = true;
-      if (holding) large.release();
-    }
-  }
-
-  async function receive(stream: SMTPServerDataStream, session: SMTPServerSession, whenLarge: () => Promise<void>): Promise<string> {
-    const data = await readData(stream, whenLarge);
+  async function receive(data: Buffer | undefined, session: SMTPServerSession): Promise<string> {
     if (!data) throw smtpError(552, `5.3.4 Message too big: at most ${inbound.maxMessageBytes} bytes`);
     const id = newId();
     const envelope = {
@@ -106,42 +51,20 @@ export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>):
   }
 
   const server = new SMTPServer({
-    name: mailHostname,
-    banner: 'Mailroom',
+    ...baseOptions(mailHostname),
     key: tls.key,
     cert: tls.cert,
     size: inbound.maxMessageBytes,
     authOptional: true,
     disabledCommands: ['AUTH'],
-    disableReverseLookup: true,
-    maxClients: MAX_CLIENTS,
-    socketTimeout: SOCKET_TIMEOUT_MS,
-    closeTimeout: CLOSE_TIMEOUT_MS,
-    logger: false,
     onConnect: (session, callback) => limit.onConnect(session, callback),
     onClose: (session) => limit.onClose(session),
     onRcptTo: (address, session, callback) =>
       onRcptTo(address.address, session).then(() => callback(), (error) => callback(asReply(ctx, error, 'checking a recipient'))),
     onData: (stream, session, callback) =>
-      onData(stream, session).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'receiving a message'))),
+      read(stream, (data) => receive(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'receiving a message'))),
   });
   server.on('error', (error) => ctx.log.warn({ err: error }, 'inbound SMTP connection error'));
 
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(inbound.port, inbound.host, () => {
-      server.off('error', reject);
-      resolve({
-        address: () => server.server.address() as AddressInfo,
-        close: () => new Promise((done) => server.close(() => done())),
-      });
-    });
-  });
-}
-
-/** A refusal passes as it is; anything else is ours to log, and the sender's to retry (451). */
-function asReply(ctx: Context, error: unknown, doing: string): Error {
-  if ((error as { responseCode?: number }).responseCode) return error as Error;
-  ctx.log.error({ err: error }, `inbound SMTP: failed ${doing}`);
-  return smtpError(451, '4.3.0 Temporary failure, try again later');
+  return listen(server, inbound.port!, inbound.host);
 }

@@ -40,6 +40,8 @@ export interface EmailRows {
   attachments: AttachmentRow[];
   /** Events known at acceptance: a recipient the email's topic does not allow has failed already. */
   events: EventRow[];
+  /** The MIME source of an email submitted whole (SMTP), sent as it is. */
+  source?: Buffer;
 }
 
 function toTable({ html: _, text: __, ...email }: EmailRow): EmailTable {
@@ -79,6 +81,7 @@ export function emailRows(emails: EmailRows[]): Rows {
     email_recipients: emails.flatMap((e) => e.recipients),
     email_events: emails.flatMap((e) => e.events),
     email_attachments: emails.flatMap((e) => e.attachments),
+    email_sources: emails.flatMap(({ email, source }) => (source ? [{ email_id: email.id, raw: source }] : [])),
   };
 }
 
@@ -109,14 +112,19 @@ export async function findRecipients(db: Db, emailId: string): Promise<Recipient
   return db.selectFrom('email_recipients').selectAll().where('email_id', '=', emailId).execute();
 }
 
-/** How many bytes of attachments an email has (0 without any). */
-export async function attachmentBytes(db: Db, emailId: string): Promise<number> {
-  const row = await db
-    .selectFrom('email_attachments')
-    .select(sql<number>`coalesce(sum(length(content)), 0)`.as('bytes'))
-    .where('email_id', '=', emailId)
-    .executeTakeFirstOrThrow();
-  return Number(row.bytes);
+/** How many bytes of attachments an email has (0 without any), and of its MIME source (null: composed, not submitted). */
+export async function contentBytes(db: Db, emailId: string): Promise<{ attachments: number; source: number | null }> {
+  const { rows } = await sql<{ attachments: number | string; source: number | null }>`
+    select (select coalesce(sum(length(content)), 0) from email_attachments where email_id = ${emailId}) as attachments,
+           (select length(raw) from email_sources where email_id = ${emailId}) as source`.execute(db);
+  const row = rows[0]!;
+  return { attachments: Number(row.attachments), source: row.source === null ? null : Number(row.source) };
+}
+
+/** The MIME source of an email submitted whole, as stored. */
+export async function findSource(db: Db, emailId: string): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('email_sources').select('raw').where('email_id', '=', emailId).executeTakeFirst();
+  return row?.raw;
 }
 
 export async function findAttachments(db: Db, emailId: string): Promise<AttachmentRow[]> {

@@ -115,6 +115,12 @@ export interface EmailEventTable {
   created_at: string;
 }
 
+/** The MIME source of an email submitted whole (SMTP): what is sent, in place of a composed message. */
+export interface EmailSourceTable {
+  email_id: string;
+  raw: Buffer;
+}
+
 export interface CapturedMessageTable {
   email_id: string;
   raw: Buffer;
@@ -383,6 +389,7 @@ export interface Database {
   email_recipients: EmailRecipientTable;
   email_attachments: EmailAttachmentTable;
   email_events: EmailEventTable;
+  email_sources: EmailSourceTable;
   events: EventTable;
   webhooks: WebhookTable;
   webhook_messages: WebhookMessageTable;

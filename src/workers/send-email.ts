@@ -10,14 +10,15 @@ import { refusedAtSend } from '../domain/recipients/policy.ts';
 import { bounceAddress, verpKey } from '../domain/bounces/verp.ts';
 import { suppress } from '../domain/suppressions/suppressions.ts';
 import type { OutgoingMessage } from '../delivery/transports.ts';
+import type { MessageContent } from '../delivery/signed-message.ts';
 import * as emails from '../store/emails.ts';
 import type { EmailRow } from '../store/emails.ts';
 import type { Job } from '../domain/jobs.ts';
 import { completeHeldJob, completeJob, retryHeldJob } from '../store/jobs.ts';
 import { backoffMs } from './runner.ts';
 
-/** Attachments over this many bytes make an email large (see ctx.largeMessages). */
-const LARGE_ATTACHMENTS = 1024 * 1024;
+/** Attachments (or a submitted source) over this many bytes make an email large (see ctx.largeMessages). */
+const LARGE_MESSAGE = 1024 * 1024;
 
 /** Recipients still waiting for a delivery attempt. */
 const PENDING = new Set(['queued', 'scheduled', 'delivery_delayed']);
@@ -70,22 +71,21 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
 }
 
 /**
- * Composes the message once (signed with the DKIM key of the sender's domain when that is a Mailroom
- * domain) and hands it to the transport for `to`; what came of each recipient, by position. Each
+ * Composes the message once (or takes the source it was submitted as), signs it with the DKIM key of
+ * the sender's domain when that is a Mailroom domain, and hands it to the transport for `to`; what
+ * came of each recipient, by position. Each
  * recipient gets an SMTP transaction of its own, with its own VERP envelope sender (bounces/verp.ts),
- * so that a later bounce names it; capture mode keeps one copy for all. An email with large
- * attachments waits for a turn first (ctx.largeMessages): composing and sending it costs several times
+ * so that a later bounce names it; capture mode keeps one copy for all. A large email waits for a turn first (ctx.largeMessages): composing and sending it costs several times
  * its size in memory.
  */
 async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<Outcome[]> {
-  const bytes = await emails.attachmentBytes(ctx.db, email.id);
-  const large = bytes > LARGE_ATTACHMENTS;
+  const bytes = await emails.contentBytes(ctx.db, email.id);
+  const large = (bytes.source ?? bytes.attachments) > LARGE_MESSAGE;
   if (large) await ctx.largeMessages.acquire();
   try {
     const from = parseMailbox(email.from, 'from').address;
     const domain = await ctx.domains.find(domainOf(from));
-    const attachments = bytes > 0 ? await emails.findAttachments(ctx.db, email.id) : [];
-    const raw = await ctx.composer.build(email, attachments, new Date(ctx.clock.now()), domain);
+    const raw = await ctx.composer.build(await messageContent(ctx, email, bytes), domain);
     const message = { emailId: email.id, envelopeFrom: from, raw, domain };
     if (ctx.transport.kind === 'capture') return await sendTo(ctx, { ...message, to });
     // Bounces go to the return-path subdomain of the sender's Mailroom domain (its records name this
@@ -97,6 +97,14 @@ async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<Out
   } finally {
     if (large) ctx.largeMessages.release();
   }
+}
+
+/** What the message is made of: the source an email was submitted as, else its fields and attachments. */
+async function messageContent(ctx: Context, email: EmailRow, bytes: { attachments: number; source: number | null }): Promise<MessageContent> {
+  const source = bytes.source === null ? undefined : await emails.findSource(ctx.db, email.id);
+  if (source) return { source };
+  const attachments = bytes.attachments > 0 ? await emails.findAttachments(ctx.db, email.id) : [];
+  return { email, attachments, date: new Date(ctx.clock.now()) };
 }
 
 /** One SMTP transaction: what came of each recipient of `message`. */

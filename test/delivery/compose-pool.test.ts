@@ -36,7 +36,7 @@ describe('the composer', () => {
 
   it('builds on its threads the same message as on the event loop', async () => {
     const date = new Date('2026-11-21T12:00:00Z');
-    const [a, b] = await Promise.all([threaded.build(email, attachments, date, undefined), inline.build(email, attachments, date, undefined)]);
+    const [a, b] = await Promise.all([threaded.build({ email, attachments, date }, undefined), inline.build({ email, attachments, date }, undefined)]);
     const [x, y] = await Promise.all([simpleParser(a), simpleParser(b)]);
     for (const m of [x, y]) {
       assert.equal(m.subject, 'Thread ✓');
@@ -52,13 +52,13 @@ describe('the composer', () => {
   it('writes inline images (cid:) in the generated text part as their alt text, or not at all; other images as links', async () => {
     const html = '<p>From <img src="cid:logo" alt="Acme"><img src="CID:spacer">, see <img src="https://example.com/chart.png" alt="the chart"></p>';
     const logo = { ...attachments[0]!, filename: 'logo.png', content_id: 'logo' };
-    const mail = await simpleParser(await threaded.build({ ...email, html }, [logo], new Date(), undefined));
+    const mail = await simpleParser(await threaded.build({ email: { ...email, html }, attachments: [logo], date: new Date() }, undefined));
     assert.equal(mail.text!.trim(), 'From Acme, see the chart [https://example.com/chart.png]');
   });
 
   it('answers each of many concurrent builds with its own message', async () => {
     const many = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => threaded.build({ ...email, subject: `#${i}` }, [], new Date(), undefined)),
+      Array.from({ length: 50 }, (_, i) => threaded.build({ email: { ...email, subject: `#${i}` }, attachments: [], date: new Date() }, undefined)),
     );
     const subjects = await Promise.all(many.map(async (raw) => (await simpleParser(raw)).subject));
     assert.deepEqual(subjects, Array.from({ length: 50 }, (_, i) => `#${i}`));

@@ -1,7 +1,8 @@
 // Mailroom's inbound SMTP server on a test app, and a real SMTP client (nodemailer) to send to it.
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
-import { listenInbound, type SmtpListener } from '../../src/smtp/inbound-server.ts';
+import { listenInbound } from '../../src/smtp/inbound-server.ts';
+import type { SmtpListener } from '../../src/smtp/smtp-listener.ts';
 import { smtpTlsPair } from '../../src/smtp/tls.ts';
 import type { TestApp } from './harness.ts';
 

@@ -2,7 +2,7 @@ import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, invalidField, missingField } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { EmailRows } from '../../store/emails.ts';
+import type { AttachmentRow, EmailRows } from '../../store/emails.ts';
 import { applyTemplate } from '../templates/apply-template.ts';
 import { domainOf, formatMailbox, parseMailbox, parseMailboxList, type Mailbox } from '../recipients/addresses.ts';
 import { loadAttachments } from './attachments.ts';
@@ -10,6 +10,7 @@ import { parseScheduledAt } from './schedule.ts';
 import { checkTopic } from '../recipients/policy.ts';
 import { newEmailRows } from './new-email.ts';
 import { checkSenderDomain, type SenderKey } from '../sending-domains/sender-domain.ts';
+import { checkTags } from './tags.ts';
 
 /** One attachment as a send gives it: its bytes (base64, or byte values), or a URL to fetch them from. */
 export interface AttachmentInput {
@@ -79,37 +80,54 @@ function envelopeRecipients(mailboxes: Mailbox[]): string[] {
 
 
 /**
+ * A message submitted whole (SMTP submission): its recipients are its envelope, and its source is sent
+ * as it is, so the payload's fields only describe it (from, to, cc, subject, bodies, as parsed).
+ */
+export interface Submitted {
+  id: string;
+  source: Buffer;
+  envelope: string[];
+  messageId: string;
+  attachments: Omit<AttachmentRow, 'email_id'>[];
+}
+
+/**
  * Checks a send payload against every rule of POST /emails and turns it into rows. A template is
  * applied first, so that it can give from, subject, reply_to and the bodies. Remote attachments are
- * fetched here, so an accepted email never depends on a URL staying up.
+ * fetched here, so an accepted email never depends on a URL staying up. A submitted message passes the
+ * same rules (sender domain, topic, schedule, tags); only what makes its bytes differs.
  */
-export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: SenderKey): Promise<PreparedEmail> {
+export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: SenderKey, submitted?: Submitted): Promise<PreparedEmail> {
   const { input, templateId } =
     payload.template === undefined ? { input: payload, templateId: null } : await applyTemplate(ctx, payload, payload.template);
   if (input.from === undefined) throw missingField('from');
   if (input.subject === undefined) throw missingField('subject');
-  if (input.html === undefined && input.text === undefined) throw missingField('html` or `text');
+  if (input.html === undefined && input.text === undefined && !submitted) throw missingField('html` or `text');
 
   const from = parseMailbox(input.from, 'from');
   await checkSenderDomain(ctx, from.address, key);
   const to = parseMailboxList(input.to, 'to');
-  if (to.length === 0) throw missingField('to');
+  if (to.length === 0 && !submitted) throw missingField('to');
   const cc = parseMailboxList(input.cc, 'cc');
   const bcc = parseMailboxList(input.bcc, 'bcc');
   const replyTo = parseMailboxList(input.reply_to, 'reply_to');
   const headers = checkHeaders(input.headers);
+  const tags = checkTags(input.tags);
   const now = ctx.clock.now();
   const runAt = input.scheduled_at === undefined ? now : parseScheduledAt(input.scheduled_at, now);
 
-  const id = newId();
-  const envelope = envelopeRecipients([...to, ...cc, ...bcc]);
+  const id = submitted?.id ?? newId();
+  const envelope = submitted?.envelope ?? envelopeRecipients([...to, ...cc, ...bcc]);
   const topic = await checkTopic(ctx, input.topic_id, envelope);
-  const attachments = await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
+  const attachments = submitted
+    ? submitted.attachments.map((a) => ({ ...a, email_id: id }))
+    : await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
   const rows = newEmailRows(
     {
       id,
       from: formatMailbox(from),
       fromDomain: domainOf(from.address),
+      messageId: submitted?.messageId,
       to: to.map(formatMailbox),
       cc: cc.map(formatMailbox),
       bcc: bcc.map(formatMailbox),
@@ -120,7 +138,7 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
       html: input.html ?? null,
       text: input.text ?? null,
       headers,
-      tags: input.tags && input.tags.length > 0 ? input.tags : null,
+      tags,
       scheduledAt: input.scheduled_at === undefined ? null : toTimestamp(runAt),
       templateId,
       topicId: topic.topicId,
@@ -131,5 +149,5 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
     },
     toTimestamp(now),
   );
-  return { runAt, ...rows, attachments };
+  return { runAt, ...rows, attachments, ...(submitted ? { source: submitted.source } : {}) };
 }

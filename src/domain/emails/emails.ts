@@ -147,10 +147,13 @@ export async function cancelEmail(ctx: Context, id: string): Promise<void> {
   });
 }
 
-/** The bytes of a captured email's message (capture mode keeps what it would have sent). */
+/**
+ * The bytes of an email's message: what capture mode kept of what it would have sent, else the source
+ * an email submitted over SMTP is sent from (as submitted, with the headers Mailroom added).
+ */
 export async function getCapturedMessage(ctx: Context, id: string): Promise<Buffer> {
   await findEmailOrThrow(ctx, id);
-  const raw = await emails.findCapturedMessage(ctx.db, id);
+  const raw = (await emails.findCapturedMessage(ctx.db, id)) ?? (await emails.findSource(ctx.db, id));
   if (!raw) throw notFound('Captured message');
   return raw;
 }

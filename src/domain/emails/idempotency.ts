@@ -31,6 +31,17 @@ export function createIdempotencyState(db: Db, clock: Clock, log: Logger): Idemp
   return { inFlight: new Set(), close: () => clearInterval(timer) };
 }
 
+/** Resend's answer to a key of the wrong length. */
+export function invalidIdempotencyKey(): AppError {
+  return new AppError('invalid_idempotency_key', 'Idempotency keys, if present, must have between 1 and 256 characters.');
+}
+
+/** An Idempotency-Key as a request gives it (an HTTP header, or a message's header): 1 to 256 characters. */
+export function checkIdempotencyKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length < 1 || key.length > 256) throw invalidIdempotencyKey();
+  return key;
+}
+
 function replay<R>(request: IdempotentRequest, row: IdempotencyKeyRow): R {
   if (row.request_hash !== request.requestHash) {
     throw new AppError(

@@ -8,6 +8,8 @@ export interface NewEmail {
   from: string;
   /** The ASCII domain of `from`'s address: the Message-ID is `<id@fromDomain>`. */
   fromDomain: string;
+  /** A submitted message's own Message-ID, kept; else the rule above. */
+  messageId?: string;
   to: string[];
   cc: string[];
   bcc: string[];
@@ -29,6 +31,9 @@ export interface NewEmail {
   events: RecipientEvents[];
 }
 
+/** The Message-ID Mailroom gives an email: its id at its sender's domain. */
+export const newMessageId = (id: string, fromDomain: string): string => `<${id}@${fromDomain}>`;
+
 /**
  * The rows of a new email, its recipients and its first events (the one builder: the Message-ID rule,
  * and where a new email and its recipients stand, are written here only).
@@ -49,7 +54,7 @@ export function newEmailRows(email: NewEmail, createdAt: string): Omit<EmailRows
       headers: email.headers,
       tags: email.tags,
       // The same on every retry, so a message delivered twice is recognisably the same one.
-      message_id: `<${email.id}@${email.fromDomain}>`,
+      message_id: email.messageId ?? newMessageId(email.id, email.fromDomain),
       scheduled_at: email.scheduledAt,
       last_event: state.lastEvent,
       created_at: createdAt,

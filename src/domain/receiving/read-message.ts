@@ -2,9 +2,10 @@ import { authenticate } from 'mailauth';
 import { simpleParser, type AddressObject, type HeaderLines } from 'mailparser';
 import type { Authentication } from '../../store/received-emails.ts';
 import type { Resolve } from './dns-cache.ts';
+import type { Mailbox } from '../recipients/addresses.ts';
 
-// What a received message says (mailparser) and whether its sender is who it claims (mailauth: SPF,
-// DKIM, DMARC). Pure: the reader thread runs it beside the event loop.
+// What a message says (mailparser) and, for a received one, whether its sender is who it claims
+// (mailauth: SPF, DKIM, DMARC). Pure: the reader thread runs it beside the event loop.
 
 /** How the message came: the SMTP session's facts SPF and the stored row need. */
 export interface Envelope {
@@ -26,12 +27,13 @@ export interface ReadAttachment {
 }
 
 
-export interface ReadMessage {
-  from: string;
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  reply_to: string[];
+/** What a message says, by mailparser: the parts both receiving and SMTP submission need. */
+export interface ParsedMessage {
+  from: Mailbox[];
+  to: Mailbox[];
+  cc: Mailbox[];
+  bcc: Mailbox[];
+  reply_to: Mailbox[];
   subject: string;
   message_id: string;
   /** With `cid:` links kept; the API may turn them into data URIs. */
@@ -39,14 +41,27 @@ export interface ReadMessage {
   text: string | null;
   headers: Record<string, string>;
   attachments: ReadAttachment[];
+}
+
+/** A received message as stored: bare addresses, and whether its sender is who it claims. */
+export interface ReadMessage extends Omit<ParsedMessage, 'from' | 'to' | 'cc' | 'bcc' | 'reply_to'> {
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
   authentication: Authentication;
 }
 
-/** The bare addresses of a header, groups flattened. */
-function addresses(header: AddressObject | AddressObject[] | undefined): string[] {
+/** The mailboxes of a header, groups flattened; a display name as decoded, undefined when none. */
+function mailboxes(header: AddressObject | AddressObject[] | undefined): Mailbox[] {
   const entries = [header ?? []].flat().flatMap((object) => object.value);
-  return entries.flatMap((entry) => (entry.group ? entry.group : [entry])).flatMap((entry) => (entry.address ? [entry.address] : []));
+  return entries
+    .flatMap((entry) => (entry.group ? entry.group : [entry]))
+    .flatMap((entry) => (entry.address ? [{ name: entry.name || undefined, address: entry.address }] : []));
 }
+
+const addresses = (list: Mailbox[]) => list.map((m) => m.address);
 
 /**
  * The headers as the API shows them: lower-case names, each value unfolded as it arrived (encoded
@@ -67,25 +82,15 @@ function dkimVerdict(results: { status: { result: string } }[]): string {
   return results[0]?.status.result ?? 'none';
 }
 
-export async function readMessage(raw: Buffer, envelope: Envelope, resolve: Resolve, mta: string): Promise<ReadMessage> {
-  const [parsed, auth] = await Promise.all([
-    simpleParser(raw, { keepCidLinks: true, skipImageLinks: true, skipTextToHtml: true }),
-    authenticate(raw, {
-      ip: envelope.clientAddress,
-      helo: envelope.helo,
-      sender: envelope.from,
-      mta,
-      disableArc: true,
-      disableBimi: true,
-      resolver: resolve as (name: string, type: string) => Promise<never>,
-    }),
-  ]);
+/** Parses a message (mailparser); pure, so that a thread can run it. */
+export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
+  const parsed = await simpleParser(raw, { keepCidLinks: true, skipImageLinks: true, skipTextToHtml: true });
   return {
-    from: addresses(parsed.from)[0] ?? '',
-    to: addresses(parsed.to),
-    cc: addresses(parsed.cc),
-    bcc: addresses(parsed.bcc),
-    reply_to: addresses(parsed.replyTo),
+    from: mailboxes(parsed.from),
+    to: mailboxes(parsed.to),
+    cc: mailboxes(parsed.cc),
+    bcc: mailboxes(parsed.bcc),
+    reply_to: mailboxes(parsed.replyTo),
     subject: parsed.subject ?? '',
     message_id: parsed.messageId ?? '',
     html: parsed.html === false ? null : (parsed.html ?? null),
@@ -98,6 +103,30 @@ export async function readMessage(raw: Buffer, envelope: Envelope, resolve: Reso
       content_id: a.cid ?? null,
       content: a.content,
     })),
+  };
+}
+
+/** Parses and authenticates a received message (SPF, DKIM and DMARC by mailauth). */
+export async function readMessage(raw: Buffer, envelope: Envelope, resolve: Resolve, mta: string): Promise<ReadMessage> {
+  const [parsed, auth] = await Promise.all([
+    parseMessage(raw),
+    authenticate(raw, {
+      ip: envelope.clientAddress,
+      helo: envelope.helo,
+      sender: envelope.from,
+      mta,
+      disableArc: true,
+      disableBimi: true,
+      resolver: resolve as (name: string, type: string) => Promise<never>,
+    }),
+  ]);
+  return {
+    ...parsed,
+    from: addresses(parsed.from)[0] ?? '',
+    to: addresses(parsed.to),
+    cc: addresses(parsed.cc),
+    bcc: addresses(parsed.bcc),
+    reply_to: addresses(parsed.reply_to),
     authentication: {
       spf: auth.spf ? auth.spf.status.result : 'none',
       dkim: dkimVerdict(auth.dkim.results),

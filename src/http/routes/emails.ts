@@ -91,7 +91,8 @@ export function emailRoutes(app: App, ctx: Context): void {
     `/emails/:id${UUID}/raw`,
     {
       schema: {
-        summary: 'The raw MIME message captured for an email (capture mode): JSON, or with `Accept: message/rfc822` the .eml file',
+        summary:
+          'The raw MIME message of an email, as captured (capture mode) or as submitted over SMTP: JSON, or with `Accept: message/rfc822` the .eml file',
         params: IdParams,
         response: {
           200: {

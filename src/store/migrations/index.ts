@@ -11,6 +11,7 @@ import * as keyScopes from './0008-key-scopes.ts';
 import * as webhooks from './0009-webhooks.ts';
 import * as receiving from './0010-receiving.ts';
 import * as suppressions from './0011-suppressions.ts';
+import * as emailSources from './0012-email-sources.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0009-webhooks': webhooks,
   '0010-receiving': receiving,
   '0011-suppressions': suppressions,
+  '0012-email-sources': emailSources,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */

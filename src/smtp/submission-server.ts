@@ -1,0 +1,100 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
+import type { Context } from '../context.ts';
+import { hashToken } from '../domain/api-keys/api-keys.ts';
+import { MAX_ATTACHMENTS_BASE64 } from '../domain/emails/attachments.ts';
+import { submitEmail } from '../domain/emails/submission.ts';
+import { parseMailbox } from '../domain/recipients/addresses.ts';
+import { authFailures } from './auth-failures.ts';
+import { connectionLimit, smtpError } from './connection-limit.ts';
+import { asReply, baseOptions, listen, messageReader, type SmtpListener } from './smtp-listener.ts';
+import type { TlsPair } from './tls.ts';
+
+// SMTP submission (RFC 6409), as Resend's: user `resend`, an API key as the password, then each
+// message becomes an email through the same rules as POST /emails (domain/emails/submission.ts),
+// answered 250 with its id only once it is committed.
+
+/** The username every client gives, as with Resend. */
+export const SUBMISSION_USER = 'resend';
+/** How long a wrong password waits for its 535: guessing is slow. */
+const AUTH_FAILURE_DELAY_MS = 1000;
+/** RCPT TO taken per message; the rule (at most 50 per email) answers at the end of DATA, so that no message goes out to only some. */
+const MAX_RCPT = 1000;
+/** A whole message, as Resend's SMTP takes it. */
+const MAX_MESSAGE_BYTES = MAX_ATTACHMENTS_BASE64;
+
+/** Who authenticated a session: the hash of its key, looked up again for each message (a deleted key stops at once). */
+interface SessionUser {
+  tokenHash: string;
+}
+
+/** The submission server: `listen` starts a listener (STARTTLS, or implicit TLS when `secure`); all share their limits. */
+export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>): { listen(port: number, secure: boolean): Promise<SmtpListener> } {
+  const { submission, mailHostname } = ctx.config;
+  const limit = connectionLimit(submission.maxClientConnections);
+  const failures = authFailures(submission.maxAuthFailures, () => ctx.clock.now());
+  const read = messageReader();
+  const tooManyFailures = () => smtpError(421, '4.7.0 Too many failed authentication attempts from this address, try again later');
+
+  async function onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<SessionUser> {
+    if (failures.blocked(session.remoteAddress)) throw tooManyFailures();
+    const tokenHash = hashToken(auth.password ?? '');
+    const key = auth.username === SUBMISSION_USER ? await ctx.apiKeys.find(tokenHash) : undefined;
+    if (!key) {
+      failures.add(session.remoteAddress);
+      await sleep(AUTH_FAILURE_DELAY_MS);
+      throw smtpError(535, `5.7.8 Authentication failed: the username is "${SUBMISSION_USER}" and the password an API key`);
+    }
+    ctx.keyUsage.touch(key.id);
+    return { tokenHash };
+  }
+
+  function onRcptTo(address: string, session: SMTPServerSession): void {
+    if (session.envelope.rcptTo.length >= MAX_RCPT) throw smtpError(452, '4.5.3 Too many recipients');
+    try {
+      parseMailbox(address, 'RCPT TO');
+    } catch (error) {
+      throw smtpError(553, `5.1.3 ${(error as Error).message}`);
+    }
+  }
+
+  async function submit(data: Buffer | undefined, session: SMTPServerSession): Promise<string> {
+    if (!data) throw smtpError(552, `5.3.4 Message too big: at most ${MAX_MESSAGE_BYTES} bytes (40 MB) per email`);
+    const key = await ctx.apiKeys.find((session.user as SessionUser).tokenHash);
+    if (!key) throw smtpError(535, '5.7.8 The API key of this session was deleted');
+    const { id } = await submitEmail(ctx, data, session.envelope.rcptTo.map((r) => r.address), key);
+    return `2.0.0 OK ${id}`;
+  }
+
+  const server = (secure: boolean) =>
+    new SMTPServer({
+      ...baseOptions(mailHostname),
+      secure,
+      key: tls.key,
+      cert: tls.cert,
+      size: MAX_MESSAGE_BYTES,
+      authMethods: ['PLAIN', 'LOGIN'],
+      allowInsecureAuth: submission.allowInsecureAuth,
+      onConnect: (session, callback) => (failures.blocked(session.remoteAddress) ? callback(tooManyFailures()) : limit.onConnect(session, callback)),
+      onClose: (session) => limit.onClose(session),
+      onAuth: (auth, session, callback) =>
+        onAuth(auth, session).then((user) => callback(null, { user }), (error) => callback(asReply(ctx, error, 'checking a password'))),
+      onRcptTo: (address, session, callback) => {
+        try {
+          onRcptTo(address.address, session);
+          callback();
+        } catch (error) {
+          callback(asReply(ctx, error, 'checking a recipient'));
+        }
+      },
+      onData: (stream, session, callback) =>
+        read(stream, (data) => submit(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'submitting a message'))),
+    });
+
+  return {
+    listen(port, secure) {
+      const started = server(secure).on('error', (error) => ctx.log.warn({ err: error }, 'SMTP submission connection error'));
+      return listen(started, port, submission.host);
+    },
+  };
+}
