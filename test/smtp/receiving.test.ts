@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import nodemailer from 'nodemailer';
-import { dialects, eventually, followLink, startApp, type TestApp } from '../support/harness.ts';
+import { dialects, eventually, followLink, rowCount, startApp, type TestApp } from '../support/harness.ts';
 import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../support/inbound.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { INLINE_BYTES } from '../../src/domain/receiving/message-reader.ts';
@@ -23,11 +23,6 @@ function greeting(port: number): Promise<{ socket: Socket; line: string }> {
     socket.once('error', reject);
     socket.once('data', (chunk) => resolve({ socket, line: chunk.toString().split('\r\n')[0]! }));
   });
-}
-
-async function count(t: TestApp): Promise<number> {
-  const row = await t.ctx.db.selectFrom('received_emails').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 for (const dialect of dialects) {
@@ -150,7 +145,7 @@ for (const dialect of dialects) {
     });
 
     it('refuses at RCPT (550) a domain that does not receive, and stores nothing', async () => {
-      const before = await count(t);
+      const before = await rowCount(t, 'received_emails');
       for (const to of ['someone@sendonly.test', 'someone@unknown.test']) {
         await assert.rejects(sendTo(inbound.port, { from: 'a@sender.test', to, subject: 'relay?', text: 'x' }), (error: any) => {
           assert.equal(error.responseCode, 550);
@@ -162,16 +157,16 @@ for (const dialect of dialects) {
       const mixed = await sendTo(inbound.port, { from: 'a@sender.test', to: ['ok@inbox.test', 'no@unknown.test'], subject: 'mixed', text: 'x' });
       const { data } = await t.resend.emails.receiving.get(idOf(mixed.response)!);
       assert.deepEqual(data!.received_for, ['ok@inbox.test']);
-      assert.equal(await count(t), before + 1);
+      assert.equal(await rowCount(t, 'received_emails'), before + 1);
     });
 
     it('refuses a message over INBOUND_MAX_MESSAGE_BYTES with 552, and stores nothing', async () => {
-      const before = await count(t);
+      const before = await rowCount(t, 'received_emails');
       await assert.rejects(
         sendTo(inbound.port, { from: 'a@sender.test', to: 'big@inbox.test', subject: 'big', text: 'x', attachments: [{ filename: 'big.bin', content: randomBytes(MAX_BYTES) }] }),
         (error: any) => error.responseCode === 552 && /5\.3\.4/.test(error.response),
       );
-      assert.equal(await count(t), before);
+      assert.equal(await rowCount(t, 'received_emails'), before);
     });
 
     it('limits recipients per message (452) and connections per client address (421)', async () => {

@@ -14,6 +14,7 @@ import { closeContext, createContext, type Context } from '../../src/context.ts'
 import { seedApiKey } from '../../src/domain/api-keys/api-keys.ts';
 import type { Job, TaskName } from '../../src/domain/jobs.ts';
 import type { JobRow } from '../../src/store/jobs.ts';
+import type { Database } from '../../src/store/schema.ts';
 import { Runner, WORKER_STALE_MS } from '../../src/workers/runner.ts';
 import { tasks } from '../../src/workers/tasks.ts';
 
@@ -136,6 +137,12 @@ export function outliveKilledWorkers(t: TestApp): void {
 }
 
 /** Raw HTTP with a JSON body (when given) and a JSON answer, for what the SDK cannot send or show (statuses). */
+/** How many rows `table` of the app's database holds. */
+export async function rowCount(t: TestApp, table: keyof Database): Promise<number> {
+  const row = await t.ctx.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function requestJson(t: TestApp, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const json = { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
   const init: RequestInit = body === undefined ? { method } : { method, ...json };

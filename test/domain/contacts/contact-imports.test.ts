@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { ContactImport } from 'resend';
 import { importContactsTask } from '../../../src/workers/import-contacts.ts';
-import { asJob, configEnv, dialects, eventually, outliveKilledWorkers, requestJson, startApp, startWorker, type TestApp } from '../../support/harness.ts';
+import { asJob, configEnv, dialects, eventually, outliveKilledWorkers, requestJson, rowCount, startApp, startWorker, type TestApp } from '../../support/harness.ts';
 
 const csv = (lines: string[]) => new Blob([lines.join('\n')], { type: 'text/csv' });
 
@@ -12,11 +12,6 @@ async function finished(t: TestApp, id: string, timeoutMs = 30_000): Promise<Con
     const { data } = await t.resend.contacts.imports.get(id);
     return data && (data.status === 'completed' || data.status === 'failed') ? data : undefined;
   }, timeoutMs);
-}
-
-async function count(t: TestApp, table: 'contacts' | 'segment_contacts'): Promise<number> {
-  const row = await t.ctx.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 async function upload(t: TestApp, fields: Record<string, string | Blob>) {
@@ -223,7 +218,7 @@ for (const dialect of dialects) {
         const { data: atCrash } = await t.resend.contacts.imports.get(data!.id);
         assert.equal(atCrash!.status, 'in_progress', 'the worker died mid-import');
         assert.ok(atCrash!.counts.total < rows);
-        assert.equal(await count(t, 'contacts'), atCrash!.counts.total, 'progress and rows were committed together');
+        assert.equal(await rowCount(t, 'contacts'), atCrash!.counts.total, 'progress and rows were committed together');
 
         // Once the dead worker's heartbeat is stale, another worker takes its job over.
         outliveKilledWorkers(t);
@@ -235,8 +230,8 @@ for (const dialect of dialects) {
         } finally {
           await second.stop();
         }
-        assert.equal(await count(t, 'contacts'), rows);
-        assert.equal(await count(t, 'segment_contacts'), rows);
+        assert.equal(await rowCount(t, 'contacts'), rows);
+        assert.equal(await rowCount(t, 'segment_contacts'), rows);
       } finally {
         await t.close();
       }
@@ -249,7 +244,7 @@ for (const dialect of dialects) {
         await t.ctx.db.updateTable('jobs').set({ locked_by: 'worker-b', locked_at: t.clock.now(), attempts: 1 }).execute();
         const job = await t.ctx.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
         await importContactsTask(t.ctx, asJob({ ...job, locked_by: 'worker-a' }));
-        assert.equal(await count(t, 'contacts'), 0);
+        assert.equal(await rowCount(t, 'contacts'), 0);
         assert.equal((await t.resend.contacts.imports.get(data!.id)).data!.counts.total, 0);
         const after = await t.ctx.db.selectFrom('jobs').select(['locked_by']).executeTakeFirstOrThrow();
         assert.equal(after.locked_by, 'worker-b', 'the job is left to the worker that holds it');

@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Resend } from 'resend';
-import { dialects, eventually, startApp, type TestApp } from '../../support/harness.ts';
+import { dialects, eventually, rowCount, startApp, type TestApp } from '../../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.ts';
 
 const entry = (i: number) => ({ from: 'Acme <a@example.com>', to: `user${i}@example.com`, subject: `Email #${i}`, text: `Body ${i}` });
-
-async function emailCount(t: TestApp): Promise<number> {
-  const row = await t.ctx.db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
-}
 
 for (const dialect of dialects) {
   describe(`POST /emails/batch (${dialect})`, () => {
@@ -42,7 +37,7 @@ for (const dialect of dialects) {
     });
 
     it('strict (the default): one invalid entry fails the request with its error, naming its index, and stores nothing', async () => {
-      const before = await emailCount(t);
+      const before = await rowCount(t, 'emails');
       const entries = [entry(0), { ...entry(1), to: 'not-an-address' }, entry(2)];
       for (const options of [undefined, { batchValidation: 'strict' as const }]) {
         const { data, error } = await t.resend.batch.send(entries, options);
@@ -54,11 +49,11 @@ for (const dialect of dialects) {
       const missing = await t.resend.batch.send([entry(0), { to: 'x@example.com', subject: 's', text: 't' } as never]);
       assert.equal(missing.error?.name, 'missing_required_field');
       assert.match(missing.error!.message, /^Email at index 1: Missing `from` field\.$/);
-      assert.equal(await emailCount(t), before);
+      assert.equal(await rowCount(t, 'emails'), before);
     });
 
     it('permissive: stores the valid entries and reports the others with their index', async () => {
-      const before = await emailCount(t);
+      const before = await rowCount(t, 'emails');
       const entries = [entry(0), { ...entry(1), to: 'nope' }, entry(2), { ...entry(3), subject: 42 } as never];
       const { data, error } = await t.resend.batch.send(entries, { batchValidation: 'permissive' });
       assert.equal(error, null);
@@ -66,7 +61,7 @@ for (const dialect of dialects) {
       assert.deepEqual(data!.errors!.map((e) => e.index), [1, 3]);
       assert.match(data!.errors![0]!.message, /`to`/);
       assert.match(data!.errors![1]!.message, /`subject`/);
-      assert.equal(await emailCount(t), before + 2);
+      assert.equal(await rowCount(t, 'emails'), before + 2);
       await eventually(() => smtp.messages.length === 2 || undefined);
       assert.deepEqual(smtp.messages.map((m) => m.parsed.subject).sort(), ['Email #0', 'Email #2']);
     });

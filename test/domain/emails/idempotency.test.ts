@@ -4,15 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Resend } from 'resend';
 import { purgeIdempotencyKeys } from '../../../src/store/idempotency-keys.ts';
-import { dialects, startApp, type TestApp } from '../../support/harness.ts';
+import { dialects, rowCount, startApp, type TestApp } from '../../support/harness.ts';
 
 const email = (subject = 'Hello') => ({ from: 'a@example.com', to: 'b@example.com', subject, text: 'hi' });
 const DAY = 24 * 3600 * 1000;
-
-async function count(t: TestApp, table: 'emails' | 'idempotency_keys' | 'jobs'): Promise<number> {
-  const row = await t.ctx.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
-}
 
 for (const dialect of dialects) {
   describe(`Idempotency-Key (${dialect})`, () => {
@@ -23,13 +18,13 @@ for (const dialect of dialects) {
     after(() => t.close());
 
     it('answers the same key and payload with the first response, and stores one email', async () => {
-      const before = await count(t, 'emails');
+      const before = await rowCount(t, 'emails');
       const first = await t.resend.emails.send(email(), { idempotencyKey: 'order-1' });
       const again = await t.resend.emails.send(email(), { idempotencyKey: 'order-1' });
       assert.equal(first.error, null);
       assert.deepEqual(again.data, first.data);
-      assert.equal(await count(t, 'emails'), before + 1);
-      assert.equal(await count(t, 'jobs'), before + 1);
+      assert.equal(await rowCount(t, 'emails'), before + 1);
+      assert.equal(await rowCount(t, 'jobs'), before + 1);
     });
 
     it('compares requests by their bytes: the same payload written in another order is another request', async () => {
@@ -91,7 +86,7 @@ for (const dialect of dialects) {
       const slow = createServer((_, res) => void setTimeout(() => res.end('slow file'), 300));
       await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
       const payload = { ...email('Race'), attachments: [{ path: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/f.txt` }] };
-      const before = await count(t, 'emails');
+      const before = await rowCount(t, 'emails');
       const [a, b] = await Promise.all([
         t.resend.emails.send(payload, { idempotencyKey: 'race' }),
         t.resend.emails.send(payload, { idempotencyKey: 'race' }),
@@ -100,7 +95,7 @@ for (const dialect of dialects) {
       const statuses = [a, b].map((r) => (r.error ? r.error.name : 'ok')).sort();
       assert.deepEqual(statuses, ['concurrent_idempotent_requests', 'ok']);
       assert.equal([a, b].find((r) => r.error)!.error!.statusCode, 409);
-      assert.equal(await count(t, 'emails'), before + 1);
+      assert.equal(await rowCount(t, 'emails'), before + 1);
     });
 
     it('scopes keys to the endpoint, and works on batches (same ids again)', async () => {
@@ -108,10 +103,10 @@ for (const dialect of dialects) {
       const batch = await t.resend.batch.send([email('Scope'), email('Scope 2')], { idempotencyKey: 'shared-key' });
       assert.equal(single.error, null);
       assert.equal(batch.error, null);
-      const before = await count(t, 'emails');
+      const before = await rowCount(t, 'emails');
       const again = await t.resend.batch.send([email('Scope'), email('Scope 2')], { idempotencyKey: 'shared-key' });
       assert.deepEqual(again.data, batch.data);
-      assert.equal(await count(t, 'emails'), before);
+      assert.equal(await rowCount(t, 'emails'), before);
       const other = await t.resend.batch.send([email('Scope')], { idempotencyKey: 'shared-key' });
       assert.equal(other.error?.name, 'invalid_idempotent_request');
       const mode = await t.resend.batch.send([email('Scope'), email('Scope 2')], { idempotencyKey: 'shared-key', batchValidation: 'permissive' });
@@ -126,16 +121,16 @@ for (const dialect of dialects) {
     });
 
     it('writes the key with the emails: both or neither', async () => {
-      const keys = await count(t, 'idempotency_keys');
-      const emails = await count(t, 'emails');
+      const keys = await rowCount(t, 'idempotency_keys');
+      const emails = await rowCount(t, 'emails');
       const refused = await t.resend.batch.send([email('A'), { ...email('B'), to: 'nope' }], { idempotencyKey: 'atomic' });
       assert.equal(refused.error?.statusCode, 422);
-      assert.equal(await count(t, 'idempotency_keys'), keys);
-      assert.equal(await count(t, 'emails'), emails);
+      assert.equal(await rowCount(t, 'idempotency_keys'), keys);
+      assert.equal(await rowCount(t, 'emails'), emails);
       const { data } = await t.resend.batch.send([email('A'), email('B')], { idempotencyKey: 'atomic' });
       const row = await t.ctx.db.selectFrom('idempotency_keys').selectAll().where('key', '=', 'atomic').executeTakeFirstOrThrow();
       assert.deepEqual(JSON.parse(row.response), data);
-      assert.equal(await count(t, 'emails'), emails + 2);
+      assert.equal(await rowCount(t, 'emails'), emails + 2);
     });
 
     it('forgets a key after 24 hours, and purges expired keys', async () => {
@@ -147,7 +142,7 @@ for (const dialect of dialects) {
       assert.notEqual(next.data!.id, first.data!.id, 'a new email after 24 hours');
       t.advance(DAY + 1000);
       assert.ok((await purgeIdempotencyKeys(t.ctx.db, t.clock.now())) > 0);
-      assert.equal(await count(t, 'idempotency_keys'), 0);
+      assert.equal(await rowCount(t, 'idempotency_keys'), 0);
     });
   });
 }
