@@ -7,6 +7,7 @@ import { benchDkim } from './dkim.ts';
 import { benchLargeSends } from './large-sends.ts';
 import { benchLists } from './lists.ts';
 import { benchReceiving } from './receiving.ts';
+import { benchSubmission } from './submission.ts';
 import { benchTemplates } from './templates.ts';
 import { benchWebhooks } from './webhooks.ts';
 
@@ -21,6 +22,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   'large-sends': benchLargeSends,
   webhooks: () => benchWebhooks({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
   receiving: () => benchReceiving({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
+  submission: () => benchSubmission({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

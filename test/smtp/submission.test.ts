@@ -121,8 +121,8 @@ for (const dialect of dialects) {
       assert.ok(list!.data.some((e) => e.id === id));
     });
 
-    it('over implicit TLS and AUTH LOGIN, gives a message without them a Message-ID and a Date, shown by GET /emails/:id/raw', async () => {
-      const built = await build({ from: 'ada@example.com', to: 'bob@example.org', subject: 'bare', text: 'no ids' });
+    it('over implicit TLS and AUTH LOGIN, gives a message without them a Message-ID and a Date, shown by GET /emails/:id/raw; html only has no text', async () => {
+      const built = await build({ from: 'ada@example.com', to: 'bob@example.org', subject: 'bare', html: '<p>no ids</p>' });
       const bare = Buffer.from(built.toString('latin1').replace(/^(Message-ID|Date): .*\r\n/gim, ''), 'latin1');
       const client = submissionClient(implicit.port, t.token, { secure: true, authMethod: 'LOGIN' });
       const info = await client.sendMail({ envelope: { from: 'ada@example.com', to: ['bob@example.org'] }, raw: bare });
@@ -130,6 +130,9 @@ for (const dialect of dialects) {
       const id = idOf(info.response)!;
       const { data: email } = await t.resend.emails.get(id);
       assert.equal(email!.message_id, `<${id}@example.com>`);
+      // No text part was sent, so there is none to show (as for an email sent with html only).
+      assert.match(email!.html!, /^<p>no ids<\/p>\s*$/);
+      assert.equal(email!.text, null);
       const raw = await (await t.fetch(`/emails/${id}/raw`, { headers: { accept: 'message/rfc822' } })).text();
       assert.match(raw, new RegExp(`^Message-ID: <${id}@example\\.com>\\r\\nDate: \\w{3}, \\d{2} \\w{3} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\\r\\n`));
       assert.ok(raw.endsWith(bare.toString('latin1')));

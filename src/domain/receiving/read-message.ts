@@ -82,9 +82,12 @@ function dkimVerdict(results: { status: { result: string } }[]): string {
   return results[0]?.status.result ?? 'none';
 }
 
-/** Parses a message (mailparser); pure, so that a thread can run it. */
-export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
-  const parsed = await simpleParser(raw, { keepCidLinks: true, skipImageLinks: true, skipTextToHtml: true });
+/**
+ * Parses a message (mailparser); pure, so that a thread can run it. `textFromHtml`: a message with html
+ * and no text part gets a text made from its html (received mail); else its text is what it has.
+ */
+export async function parseMessage(raw: Buffer, textFromHtml = false): Promise<ParsedMessage> {
+  const parsed = await simpleParser(raw, { keepCidLinks: true, skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: !textFromHtml });
   return {
     from: mailboxes(parsed.from),
     to: mailboxes(parsed.to),
@@ -94,7 +97,8 @@ export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
     subject: parsed.subject ?? '',
     message_id: parsed.messageId ?? '',
     html: parsed.html === false ? null : (parsed.html ?? null),
-    text: parsed.text ?? null,
+    // Without a text part mailparser gives '' when told not to make one from the html.
+    text: !textFromHtml && parsed.text === '' ? null : (parsed.text ?? null),
     headers: headerMap(parsed.headerLines),
     attachments: parsed.attachments.map((a) => ({
       filename: a.filename ?? null,
@@ -109,7 +113,7 @@ export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
 /** Parses and authenticates a received message (SPF, DKIM and DMARC by mailauth). */
 export async function readMessage(raw: Buffer, envelope: Envelope, resolve: Resolve, mta: string): Promise<ReadMessage> {
   const [parsed, auth] = await Promise.all([
-    parseMessage(raw),
+    parseMessage(raw, true),
     authenticate(raw, {
       ip: envelope.clientAddress,
       helo: envelope.helo,

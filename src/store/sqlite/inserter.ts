@@ -21,8 +21,11 @@ const THREAD_MODULE = new URL('./insert-thread.ts', import.meta.url);
 export function startInserter(databaseFile: string, lock: WriteLock): Inserter {
   const thread = new ThreadClient<void>(THREAD_MODULE, { databaseFile, lock: lock.buffer }, 'insert');
   return {
-    // Attachment contents are moved, not copied: once inserted the caller has no use for them.
-    insert: (rows) => thread.call({ rows } satisfies Omit<InsertRequest, 'id'>, movable((rows.email_attachments ?? []).map((a) => a.content))),
+    // Attachment contents and submitted sources are moved, not copied: once inserted the caller has no use for them.
+    insert: (rows) => {
+      const blobs = [...(rows.email_attachments ?? []).map((a) => a.content), ...(rows.email_sources ?? []).map((s) => s.raw)];
+      return thread.call({ rows } satisfies Omit<InsertRequest, 'id'>, movable(blobs));
+    },
     close: () => thread.close(),
   };
 }

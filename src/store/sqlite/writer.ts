@@ -9,8 +9,8 @@ export interface Writer {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
    * Inserts rows in one transaction and resolves once they are committed and on disk. Never from
-   * inside transaction(): each would wait for the other. Attachment contents may be moved to the
-   * insert thread rather than copied: the caller must not read them afterwards.
+   * inside transaction(): each would wait for the other. Attachment contents and submitted sources may
+   * be moved to the insert thread rather than copied: the caller must not read them afterwards.
    */
   insert(rows: Rows): Promise<void>;
   /** Runs `fn` once the transaction `tx` belongs to has committed and is on disk; never if it rolls back. */
