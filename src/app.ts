@@ -3,6 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Context } from './context.ts';
+import { dashboardRoutes } from './dashboard/index.ts';
 import { authenticate, type Access } from './http/auth.ts';
 import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './errors.ts';
@@ -140,6 +141,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   downloadRoutes(app, ctx);
   webhookEventRoutes(app, ctx);
   suppressionRoutes(app, ctx);
+  dashboardRoutes(app, ctx);
 
   return app;
 }

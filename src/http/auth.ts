@@ -4,8 +4,11 @@ import { hashToken } from '../domain/api-keys/api-keys.ts';
 import type { ApiKeyRow } from '../store/api-keys.ts';
 import { AppError } from '../errors.ts';
 
-/** Who may call a route: anyone, any key (sending routes), or a full-access key (the default). */
-export type Access = 'public' | 'sending' | 'full';
+/**
+ * Who may call a route: anyone, any key (sending routes), a full-access key (the default), or a
+ * dashboard session (dashboard/session-hook.ts checks it, not the API key).
+ */
+export type Access = 'public' | 'sending' | 'full' | 'dashboard';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,7 +29,7 @@ export function authenticate(ctx: Context) {
   return async (request: FastifyRequest): Promise<void> => {
     const access = request.routeOptions.config.access ?? 'full';
     // Unknown routes answer 404 (or 405) to anyone.
-    if (access === 'public' || request.is404) return;
+    if (access === 'public' || access === 'dashboard' || request.is404) return;
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
     const key = await ctx.apiKeys.find(hashToken(token));

@@ -102,9 +102,43 @@ export async function findEmailStatus(db: Db | Tx, id: string): Promise<Pick<Ema
   return db.selectFrom('emails').select(['id', 'last_event', 'topic_id', 'broadcast_id']).where('id', '=', id).executeTakeFirst();
 }
 
-export async function listEmails(db: Db, page: PageRequest) {
+/** What a list of emails may be narrowed to (the dashboard's filters); every field optional. */
+export interface EmailFilter {
+  /** last_event */
+  status?: string;
+  /** Part of a recipient's address. */
+  recipient?: string;
+  /** Part of the subject. */
+  subject?: string;
+  /** A tag's name, or `name:value`. */
+  tag?: string;
+  /** Created at or after / before, as Resend's timestamps (`YYYY-MM-DD HH:MM:SS...`), which sort as text. */
+  since?: string;
+  until?: string;
+}
+
+/** `text` inside a LIKE pattern, its wildcards escaped (with `\`). */
+const contains = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
+
+export async function listEmails(db: Db, page: PageRequest, filter: EmailFilter = {}) {
   const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at', 'broadcast_id', 'message_id'] as const;
-  const result = await selectPage(db.selectFrom('emails').select(columns), 'id', page);
+  let query = db.selectFrom('emails').select(columns);
+  if (filter.status) query = query.where('last_event', '=', filter.status);
+  if (filter.subject) query = query.where(sql<boolean>`lower(subject) like ${contains(filter.subject.toLowerCase())} escape '\\'`);
+  if (filter.since) query = query.where('created_at', '>=', filter.since);
+  if (filter.until) query = query.where('created_at', '<', filter.until);
+  if (filter.tag) {
+    const [name, value] = filter.tag.split(':', 2);
+    const tag = value === undefined ? `"name":${JSON.stringify(name)}` : `"name":${JSON.stringify(name)},"value":${JSON.stringify(value)}`;
+    query = query.where(sql<boolean>`tags like ${contains(tag)} escape '\\'`);
+  }
+  if (filter.recipient) {
+    const pattern = contains(filter.recipient.toLowerCase());
+    query = query.where(({ exists, selectFrom }) =>
+      exists(selectFrom('email_recipients').select('email_id').whereRef('email_recipients.email_id', '=', 'emails.id').where(sql<boolean>`lower(address) like ${pattern} escape '\\'`)),
+    );
+  }
+  const result = await selectPage(query, 'id', page);
   return { has_more: result.has_more, data: result.data.map((row) => fromTable(row)) };
 }
 
@@ -187,4 +221,13 @@ export async function saveCapturedMessage(db: Db, emailId: string, raw: Buffer, 
 export async function findCapturedMessage(db: Db, emailId: string): Promise<Buffer | undefined> {
   const row = await db.selectFrom('captured_messages').select('raw').where('email_id', '=', emailId).executeTakeFirst();
   return row?.raw;
+}
+
+/** What changes whenever an email is added or its state moves (each move adds an event row): the newest ids of both. */
+export async function emailsChangeMarker(db: Db): Promise<string> {
+  const [email, event] = await Promise.all([
+    db.selectFrom('emails').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst(),
+    db.selectFrom('email_events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst(),
+  ]);
+  return `${email?.id ?? ''}|${event?.id ?? ''}`;
 }

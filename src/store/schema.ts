@@ -376,6 +376,18 @@ export interface ReceivedAttachmentTable {
   content: Buffer;
 }
 
+/** A dashboard sign-in (domain/dashboard/sessions.ts); times in epoch ms. */
+export interface DashboardSessionTable {
+  id: string;
+  /** SHA-256 of the cookie's token: the token itself is never stored. */
+  token_hash: string;
+  api_key_id: string;
+  /** The token every change must carry (CSRF). */
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
 /** Values every process of an install shares, by name (the SMTP TLS pair, sealed). */
 export interface SettingTable {
   name: string;
@@ -399,6 +411,7 @@ export interface Database {
   received_messages: ReceivedMessageTable;
   received_attachments: ReceivedAttachmentTable;
   settings: SettingTable;
+  dashboard_sessions: DashboardSessionTable;
   jobs: JobTable;
   workers: WorkerTable;
   idempotency_keys: IdempotencyKeyTable;

@@ -114,8 +114,8 @@ export async function getEmail(ctx: Context, id: string) {
   };
 }
 
-export async function listEmails(ctx: Context, page: PageRequest) {
-  const result = await emails.listEmails(ctx.db, page);
+export async function listEmails(ctx: Context, page: PageRequest, filter?: emails.EmailFilter) {
+  const result = await emails.listEmails(ctx.db, page, filter);
   return { has_more: result.has_more, data: result.data.map(toListItem) };
 }
 

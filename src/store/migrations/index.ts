@@ -12,6 +12,7 @@ import * as webhooks from './0009-webhooks.ts';
 import * as receiving from './0010-receiving.ts';
 import * as suppressions from './0011-suppressions.ts';
 import * as emailSources from './0012-email-sources.ts';
+import * as dashboardSessions from './0013-dashboard-sessions.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0010-receiving': receiving,
   '0011-suppressions': suppressions,
   '0012-email-sources': emailSources,
+  '0013-dashboard-sessions': dashboardSessions,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */

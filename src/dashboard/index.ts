@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../app.ts';
+import type { Context } from '../context.ts';
+import { AppError } from '../errors.ts';
+import { SESSION_MS, signIn, signOut } from '../domain/dashboard/sessions.ts';
+import { toAppError } from '../http/error-handler.ts';
+import { cookieKey, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from './cookies.ts';
+import { html } from './html.ts';
+import { page } from './layout.ts';
+import { liveUpdates } from './live-updates.ts';
+import { emailPages } from './pages/emails.ts';
+import { sameToken, sessionHooks } from './session-hook.ts';
+
+// The dashboard, at /dashboard on the API process: server-rendered pages over the domain functions the
+// API uses, a stylesheet and a small script, and nothing from anywhere else.
+
+const HTML = 'text/html; charset=utf-8';
+
+/** Every dashboard answer: no framing, no sniffing, no caching, and a policy that loads only our own files. */
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'SAMEORIGIN',
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
+const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(
+  [
+    ['app.css', 'text/css; charset=utf-8'],
+    ['app.js', 'text/javascript; charset=utf-8'],
+  ].map(([name, type]) => [name, { type: type!, body: readFileSync(new URL(`./assets/${name}`, import.meta.url)) }]),
+);
+
+/** Where to go after signing in: a dashboard path of this site only (never another site). */
+function nextPath(value: unknown): string {
+  return typeof value === 'string' && /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(value) && !value.includes('//') ? value : '/dashboard/emails';
+}
+
+export function dashboardRoutes(app: App, ctx: Context): void {
+  // A browser opening the service's address is sent to the dashboard.
+  app.get('/', { config: { access: 'public' }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 302));
+
+  app.register(
+    async (scope) => {
+      const key = cookieKey(ctx.secret);
+      const secure = ctx.config.publicUrl.startsWith('https:');
+      const hooks = sessionHooks(ctx, key);
+      const live = liveUpdates(ctx);
+      scope.decorateRequest('session', null);
+      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) =>
+        done(null, Object.fromEntries(new URLSearchParams(body as string))),
+      );
+      scope.addHook('onRequest', async (_request, reply) => void reply.headers(SECURITY_HEADERS));
+      scope.addHook('onRequest', hooks.onRequest);
+      scope.addHook('preHandler', hooks.preHandler);
+      scope.addHook('onClose', async () => live.close());
+      scope.setErrorHandler(async (error, request, reply) => {
+        const appError = toAppError(error, request);
+        if (appError.status >= 500) request.log.error({ err: error }, 'dashboard request failed');
+        const title = appError.status === 404 ? 'Not found' : appError.status >= 500 ? 'Something went wrong' : 'That did not work';
+        const message = appError.status >= 500 ? 'Please try again later.' : appError.message;
+        const csrfToken = request.session?.csrfToken;
+        return reply.status(appError.status).type(HTML).send(page(title, html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, { csrfToken }));
+      });
+
+      const pub = { access: 'public' as const };
+      const dashboard = { access: 'dashboard' as const };
+
+      scope.get('/assets/:name', { config: pub, schema: { hide: true } }, async (request, reply) => {
+        const asset = ASSETS[(request.params as { name: string }).name];
+        if (!asset) throw new AppError('not_found', 'No such file');
+        return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
+      });
+
+      const signInPage = (reply: FastifyReply, status: number, next: string, message?: string) => {
+        const csrf = randomBytes(24).toString('base64url');
+        reply.header('set-cookie', setCookie(key, SIGN_IN_COOKIE, csrf, 3600, secure));
+        const content = html`${message ? html`<p class="error" role="alert">${message}</p>` : ''}
+<form class="sign-in" method="post" action="/dashboard/sign-in">
+<input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="next" value="${next}">
+<label>API key (full access)<input type="password" name="api_key" autocomplete="off" required autofocus></label>
+<button type="submit">Sign in</button>
+</form>
+<p>The key printed when Mailroom first started, or any full-access key (<code>POST /api-keys</code>).</p>`;
+        return reply.status(status).type(HTML).send(page('Sign in', content));
+      };
+
+      scope.get('/sign-in', { config: pub, schema: { hide: true } }, async (request, reply) =>
+        signInPage(reply, 200, nextPath((request.query as { next?: string }).next)),
+      );
+
+      scope.post('/sign-in', { config: pub, schema: { hide: true } }, async (request: FastifyRequest, reply) => {
+        const form = (request.body ?? {}) as Record<string, string | undefined>;
+        const next = nextPath(form.next);
+        const expected = readCookie(request, key, SIGN_IN_COOKIE);
+        if (expected === undefined || !sameToken(form._csrf, expected)) return signInPage(reply, 403, next, 'This form has expired: please sign in again.');
+        try {
+          const { token } = await signIn(ctx, form.api_key ?? '');
+          reply.header('set-cookie', [setCookie(key, SESSION_COOKIE, token, SESSION_MS / 1000, secure), setCookie(key, SIGN_IN_COOKIE, '', 0, secure)]);
+          return reply.redirect(next, 303);
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          return signInPage(reply, error.status, next, error.message);
+        }
+      });
+
+      scope.post('/sign-out', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
+        const token = readCookie(request, key, SESSION_COOKIE);
+        if (token !== undefined) await signOut(ctx, token);
+        reply.header('set-cookie', setCookie(key, SESSION_COOKIE, '', 0, secure));
+        return reply.redirect('/dashboard/sign-in', 303);
+      });
+
+      scope.get('/', { config: dashboard, schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard/emails', 302));
+      scope.get('/events', { config: dashboard, schema: { hide: true } }, (request, reply) => live.stream(request, reply));
+
+      emailPages(scope as App, ctx);
+    },
+    { prefix: '/dashboard' },
+  );
+}

@@ -1,0 +1,58 @@
+import { html, type Html } from './html.ts';
+
+// The shell of every dashboard page: a header with the navigation, the page's own content, and the
+// two assets (one stylesheet, one script). No inline style or script: the Content-Security-Policy
+// forbids both.
+
+export const NAV = [
+  ['emails', 'Emails'],
+  ['received', 'Received'],
+  ['broadcasts', 'Broadcasts'],
+  ['contacts', 'Contacts'],
+  ['templates', 'Templates'],
+  ['domains', 'Domains'],
+  ['api-keys', 'API keys'],
+  ['webhooks', 'Webhooks'],
+  ['suppressions', 'Suppressions'],
+] as const;
+
+export type Section = (typeof NAV)[number][0];
+
+export interface PageOptions {
+  /** The section whose link is marked current; none on the sign-in page. */
+  section?: Section;
+  /** The session's CSRF token: present, the page has the navigation and sign-out. */
+  csrfToken?: string;
+  /** A notice at the top (what the last change did). */
+  notice?: string;
+}
+
+export function page(title: string, content: Html, options: PageOptions = {}): string {
+  const { section, csrfToken, notice } = options;
+  const nav = csrfToken
+    ? html`<nav aria-label="Sections"><ul>${NAV.map(
+        ([path, label]) => html`<li><a href="/dashboard/${path}"${section === path ? html` aria-current="page"` : ''}>${label}</a></li>`,
+      )}</ul><form method="post" action="/dashboard/sign-out"><input type="hidden" name="_csrf" value="${csrfToken}"><button type="submit">Sign out</button></form></nav>`
+    : '';
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+${csrfToken ? html`<meta name="csrf-token" content="${csrfToken}">` : ''}
+<title>${title} · Mailroom</title>
+<link rel="stylesheet" href="/dashboard/assets/app.css">
+<script src="/dashboard/assets/app.js" defer></script>
+</head>
+<body>
+<header><a class="brand" href="/dashboard">Mailroom</a>${nav}</header>
+<main id="main">
+<h1>${title}</h1>
+${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+${content}
+</main>
+</body>
+</html>
+`.text;
+}

@@ -1,0 +1,25 @@
+import type { FastifyReply } from 'fastify';
+import { html, type Html } from './html.ts';
+
+// A message's html, shown as the recipient's mail client would, but harmless: served on its own
+// route into an iframe sandboxed without scripts and without the dashboard's origin, and under a
+// policy of its own that runs no script and loads nothing from elsewhere (remote images only when
+// the reader asks, as mail clients do).
+
+/** The iframe of a message's html, with the link that shows its remote images. */
+export function messageFrame(src: string, hasHtml: boolean): Html {
+  if (!hasHtml) return html``;
+  return html`<section aria-labelledby="html-part"><h2 id="html-part">HTML</h2>
+<p><a href="${src}?images=show" target="message-frame">Show remote images</a></p>
+<iframe class="message" name="message-frame" title="The email's HTML" sandbox src="${src}"></iframe></section>`;
+}
+
+/** Answers a message's html for its iframe: no script, no form, images from elsewhere only when asked. */
+export function sandboxedHtml(reply: FastifyReply, body: string, remoteImages: boolean): FastifyReply {
+  const images = remoteImages ? 'img-src data: https: http:' : 'img-src data:';
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', `default-src 'none'; ${images}; style-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'; sandbox`)
+    .header('x-frame-options', 'SAMEORIGIN')
+    .send(body);
+}
