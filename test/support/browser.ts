@@ -1,0 +1,32 @@
+// A real browser for the dashboard tests: Debian's chromium (installed by .ci/run) driven by
+// playwright-core, signed in to a test app with its full-access key.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { TestApp } from './harness.ts';
+
+/** Where screenshots go: DASHBOARD_SCREENSHOTS (docs/dashboard to refresh the docs' pictures), else a folder git ignores. */
+const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS ?? '.screenshots';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/** A new page (its own cookies), signed in to `t`'s dashboard with `key` (the app's full-access key by default). */
+export async function signedIn(browser: Browser, t: TestApp, key = t.token): Promise<Page> {
+  const context = await browser.newContext({ baseURL: t.url, viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto('/dashboard/sign-in');
+  await page.getByLabel('API key (full access)').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/dashboard/emails');
+  return page;
+}
+
+/** Saves a picture of the whole page as `<name>.png`. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
