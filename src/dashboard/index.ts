@@ -10,7 +10,10 @@ import { cookieKey, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
+import { domainPages } from './pages/domains.ts';
 import { emailPages } from './pages/emails.ts';
+import { receivedPages } from './pages/received.ts';
+import { suppressionPages } from './pages/suppressions.ts';
 import { sameToken, sessionHooks } from './session-hook.ts';
 
 // The dashboard, at /dashboard on the API process: server-rendered pages over the domain functions the
@@ -119,6 +122,9 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       scope.get('/events', { config: dashboard, schema: { hide: true } }, (request, reply) => live.stream(request, reply));
 
       emailPages(scope as App, ctx);
+      receivedPages(scope as App, ctx);
+      suppressionPages(scope as App, ctx);
+      domainPages(scope as App, ctx);
     },
     { prefix: '/dashboard' },
   );
