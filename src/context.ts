@@ -92,7 +92,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     domains: createDomainCache(db),
     webhooks: createWebhookCache(db),
     idempotency: createIdempotencyState(db, clock, log),
-    transport: createTransport(config, db, clock, dns),
+    transport: createTransport(config, clock, dns),
     dns,
     composer: createComposer(config.worker.composeThreads, secret),
     reader: createMessageReader(config),

@@ -1,11 +1,9 @@
 import type { Resolver } from 'node:dns/promises';
 import { setMaxListeners } from 'node:events';
 import nodemailer from 'nodemailer';
-import { toTimestamp, type Clock } from '../clock.ts';
+import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { Db } from '../store/db.ts';
 import type { DomainRow } from '../store/domains.ts';
-import { saveCapturedMessage } from '../store/emails.ts';
 import { directTransport } from './direct.ts';
 import { resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
 
@@ -75,16 +73,9 @@ function abortable(kind: Transport['kind'], send: Send, close: () => void): Tran
   };
 }
 
-/** Nothing leaves the machine: the raw message is stored, and every recipient counts as accepted. */
-function captureTransport(db: Db, clock: Clock): Transport {
-  return abortable(
-    'capture',
-    async (message) => {
-      await saveCapturedMessage(db, message.emailId, message.raw, toTimestamp(clock.now()));
-      return resultForAll(message.to, { accepted: true, code: undefined, response: '250 2.0.0 Captured by Mailroom (capture mode)' });
-    },
-    () => {},
-  );
+/** Nothing leaves the machine: every recipient counts as accepted (the worker keeps the message, as in every mode). */
+function captureTransport(): Transport {
+  return abortable('capture', async (message) => resultForAll(message.to, { accepted: true, code: undefined, response: '250 2.0.0 Captured by Mailroom (capture mode)' }), () => {});
 }
 
 // Pooled connections by default; any of nodemailer's SMTP options can be set in SMTP_URL's query
@@ -112,7 +103,7 @@ function relayTransport(smtpUrl: string): Transport {
 }
 
 /** The transport of DELIVERY_MODE: capture (the default without SMTP_URL, so a new install never sends by accident), relay or direct. */
-export function createTransport(config: Config, db: Db, clock: Clock, resolver: Resolver): Transport {
+export function createTransport(config: Config, clock: Clock, resolver: Resolver): Transport {
   switch (config.deliveryMode) {
     case 'relay':
       return relayTransport(config.smtpUrl!);
@@ -121,6 +112,6 @@ export function createTransport(config: Config, db: Db, clock: Clock, resolver: 
       return abortable('direct', direct.send, direct.close);
     }
     case 'capture':
-      return captureTransport(db, clock);
+      return captureTransport();
   }
 }

@@ -209,17 +209,17 @@ export async function listEvents(db: Db, emailId: string): Promise<EventRow[]> {
   return db.selectFrom('email_events').selectAll().where('email_id', '=', emailId).orderBy('id').execute();
 }
 
-/** Stores the raw MIME of a captured email; a retried capture replaces the earlier copy. */
-export async function saveCapturedMessage(db: Db, emailId: string, raw: Buffer, at: string): Promise<void> {
+/** Stores the message an email was sent as; a later attempt's (a new Date header) replaces it. */
+export async function saveSentMessage(db: Db | Tx, emailId: string, raw: Buffer, at: string): Promise<void> {
   await db
-    .insertInto('captured_messages')
+    .insertInto('sent_messages')
     .values({ email_id: emailId, raw, created_at: at })
     .onConflict((oc) => oc.column('email_id').doUpdateSet({ raw, created_at: at }))
     .execute();
 }
 
-export async function findCapturedMessage(db: Db, emailId: string): Promise<Buffer | undefined> {
-  const row = await db.selectFrom('captured_messages').select('raw').where('email_id', '=', emailId).executeTakeFirst();
+export async function findSentMessage(db: Db, emailId: string): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('sent_messages').select('raw').where('email_id', '=', emailId).executeTakeFirst();
   return row?.raw;
 }
 

@@ -121,7 +121,8 @@ export interface EmailSourceTable {
   raw: Buffer;
 }
 
-export interface CapturedMessageTable {
+/** An email's message as last sent (composed, or as submitted, and signed), in every delivery mode. */
+export interface SentMessageTable {
   email_id: string;
   raw: Buffer;
   created_at: string;
@@ -406,7 +407,7 @@ export interface Database {
   webhooks: WebhookTable;
   webhook_messages: WebhookMessageTable;
   webhook_attempts: WebhookAttemptTable;
-  captured_messages: CapturedMessageTable;
+  sent_messages: SentMessageTable;
   received_emails: ReceivedEmailTable;
   received_messages: ReceivedMessageTable;
   received_attachments: ReceivedAttachmentTable;

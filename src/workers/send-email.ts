@@ -66,19 +66,20 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
     else if (simulated) outcomes.push({ address, verdict: classify(simulated.answer), before: simulated.before, after: simulated.after, response: simulated.answer.response });
     else real.push(address);
   }
-  if (real.length > 0 || ctx.transport.kind === 'capture') outcomes.push(...(await deliver(ctx, email, real)));
-  await recordOutcomes(ctx, job, email, outcomes);
+  const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await deliver(ctx, email, real) : undefined;
+  if (sent) outcomes.push(...sent.outcomes);
+  await recordOutcomes(ctx, job, email, outcomes, sent?.raw);
 }
 
 /**
  * Composes the message once (or takes the source it was submitted as), signs it with the DKIM key of
- * the sender's domain when that is a Mailroom domain, and hands it to the transport for `to`; what
- * came of each recipient, by position. Each
- * recipient gets an SMTP transaction of its own, with its own VERP envelope sender (bounces/verp.ts),
- * so that a later bounce names it; capture mode keeps one copy for all. A large email waits for a turn first (ctx.largeMessages): composing and sending it costs several times
- * its size in memory.
+ * the sender's domain when that is a Mailroom domain, and hands it to the transport for `to`: what
+ * came of each recipient, by position, and the message sent (kept with the outcomes, in every mode).
+ * Each recipient gets an SMTP transaction of its own, with its own VERP envelope sender
+ * (bounces/verp.ts), so that a later bounce names it; capture mode sends none. A large email waits for
+ * a turn first (ctx.largeMessages): composing and sending it costs several times its size in memory.
  */
-async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<Outcome[]> {
+async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<{ outcomes: Outcome[]; raw: Buffer }> {
   const bytes = await emails.contentBytes(ctx.db, email.id);
   const large = (bytes.source ?? bytes.attachments) > LARGE_MESSAGE;
   if (large) await ctx.largeMessages.acquire();
@@ -87,13 +88,13 @@ async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<Out
     const domain = await ctx.domains.find(domainOf(from));
     const raw = await ctx.composer.build(await messageContent(ctx, email, bytes), domain);
     const message = { emailId: email.id, envelopeFrom: from, raw, domain };
-    if (ctx.transport.kind === 'capture') return await sendTo(ctx, { ...message, to });
+    if (ctx.transport.kind === 'capture') return { outcomes: await sendTo(ctx, { ...message, to }), raw };
     // Bounces go to the return-path subdomain of the sender's Mailroom domain (its records name this
     // server), else to MAILROOM_BOUNCE_DOMAIN.
     const host = domain ? `${domain.custom_return_path}.${domain.name}` : ctx.config.bounceDomain;
     const key = verpKey(ctx.secret);
     const sends = to.map((address) => sendTo(ctx, { ...message, envelopeFrom: bounceAddress(key, email.id, address, host), to: [address] }));
-    return (await Promise.all(sends)).flat();
+    return { outcomes: (await Promise.all(sends)).flat(), raw };
   } finally {
     if (large) ctx.largeMessages.release();
   }
@@ -124,12 +125,12 @@ async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]
 }
 
 /**
- * Records the attempt: each recipient's events (through the event seam) and the job's end, or its retry
+ * Records the attempt: each recipient's events (through the event seam), the message sent, and the job's end, or its retry
  * when someone was deferred and attempts remain, in one transaction, and only while this worker still
  * holds the job: one stopping at its timeout hands back the jobs it has not finished (runner.ts), and
  * another worker may be sending this one already.
  */
-async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: EmailRow, outcomes: Outcome[]): Promise<void> {
+async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: EmailRow, outcomes: Outcome[], raw: Buffer | undefined): Promise<void> {
   const emailId = email.id;
   const exhausted = job.attempts >= job.max_attempts;
   const groups = outcomes.map((o) => ({ recipient: o.address, types: eventsFor(o, exhausted), response: o.response }));
@@ -144,6 +145,7 @@ async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: Email
     if (!held) return;
     const at = toTimestamp(now);
     await recordEvents(ctx, tx, email, groups, at);
+    if (raw) await emails.saveSentMessage(tx, emailId, raw, at);
     for (const o of outcomes) if (o.real && o.verdict === 'bounced') await suppress(ctx, tx, { email: o.address, origin: 'bounce', sourceId: emailId }, at);
   });
 }

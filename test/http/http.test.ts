@@ -159,7 +159,7 @@ for (const dialect of dialects) {
       const t = await startApp(dialect, { worker: false });
       const token = t.token;
       // Break the database under the running app: the emails table (and what refers to it) is gone.
-      for (const table of ['email_events', 'captured_messages', 'email_sources', 'email_recipients', 'email_attachments', 'email_contents', 'emails']) {
+      for (const table of ['email_events', 'sent_messages', 'email_sources', 'email_recipients', 'email_attachments', 'email_contents', 'emails']) {
         await t.ctx.db.schema.dropTable(table).execute();
       }
       const response = await fetch(`${t.url}/emails`, { headers: { authorization: `Bearer ${token}` } });

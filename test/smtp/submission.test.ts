@@ -107,15 +107,16 @@ for (const dialect of dialects) {
         assert.deepEqual(copy.parsed.attachments.find((a) => a.filename === 'invoice.pdf')!.content, pdf);
       }
 
-      // The raw message: as submitted (nodemailer gave it a Message-ID and a Date, so nothing was added).
+      // The raw message is the one relayed: as submitted, after its DKIM signature (nodemailer gave it a
+      // Message-ID and a Date, so nothing else was added).
+      await eventually(async () => (await t.resend.emails.get(id)).data?.last_event === 'delivered');
       const raw = await t.fetch(`/emails/${id}/raw`, { headers: { accept: 'message/rfc822' } });
-      assert.deepEqual(Buffer.from(await raw.arrayBuffer()), built);
+      assert.deepEqual(Buffer.from(await raw.arrayBuffer()), copies[0]!.raw);
       const { data: files } = (await (await t.fetch(`/emails/${id}/attachments`)).json()) as { data: { filename: string; download_url: string }[] };
       assert.deepEqual(files.map((f) => f.filename), ['logo.png', 'invoice.pdf']);
       assert.deepEqual(Buffer.from(await (await followLink(t, files[1]!.download_url)).arrayBuffer()), pdf);
 
       // Events and webhooks as for an email sent over HTTP.
-      await eventually(async () => (await t.resend.emails.get(id)).data?.last_event === 'delivered');
       await eventually(() => hooks.received.some((h) => h.payload.type === 'email.delivered' && h.payload.data.email_id === id));
       const { data: list } = await t.resend.emails.list();
       assert.ok(list!.data.some((e) => e.id === id));
@@ -133,8 +134,10 @@ for (const dialect of dialects) {
       // No text part was sent, so there is none to show (as for an email sent with html only).
       assert.match(email!.html!, /^<p>no ids<\/p>\s*$/);
       assert.equal(email!.text, null);
+      // Once sent, the raw message is the one sent: the signature, the two headers added, the rest as submitted.
+      await eventually(async () => (await t.resend.emails.get(id)).data?.last_event === 'delivered');
       const raw = await (await t.fetch(`/emails/${id}/raw`, { headers: { accept: 'message/rfc822' } })).text();
-      assert.match(raw, new RegExp(`^Message-ID: <${id}@example\\.com>\\r\\nDate: \\w{3}, \\d{2} \\w{3} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\\r\\n`));
+      assert.match(raw, new RegExp(`^DKIM-Signature: [^]*?\\r\\nMessage-ID: <${id}@example\\.com>\\r\\nDate: \\w{3}, \\d{2} \\w{3} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\\r\\n`));
       assert.ok(raw.endsWith(bare.toString('latin1')));
     });
 

@@ -95,7 +95,7 @@ ${pager('/dashboard/emails', query, result)}`;
     const [events, attachments, raw] = await Promise.all([
       emails.listEmailEvents(ctx, id),
       listEmailAttachments(ctx, id, { limit: 100, after: undefined, before: undefined }),
-      emails.getCapturedMessage(ctx, id).catch(() => undefined),
+      emails.getRawMessage(ctx, id).catch(() => undefined),
     ]);
     const csrf = html`<input type="hidden" name="_csrf" value="${request.session!.csrfToken}">`;
     const scheduled =
@@ -134,7 +134,7 @@ ${raw ? html`<section aria-labelledby="source"><h2 id="source">Source</h2><p><a 
 
   app.get('/emails/:id/raw', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = idParam(request);
-    const raw = await emails.getCapturedMessage(ctx, id);
+    const raw = await emails.getRawMessage(ctx, id);
     return reply.type('message/rfc822').header('content-disposition', `attachment; filename="${id}.eml"`).send(raw);
   });
 

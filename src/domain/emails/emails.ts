@@ -148,19 +148,19 @@ export async function cancelEmail(ctx: Context, id: string): Promise<void> {
 }
 
 /**
- * The bytes of an email's message: what capture mode kept of what it would have sent, else the source
- * an email submitted over SMTP is sent from (as submitted, with the headers Mailroom added).
+ * The bytes of an email's message: as it was last sent (captured, relayed or delivered), else, before
+ * it is sent, the source an email submitted over SMTP will be sent from.
  */
-export async function getCapturedMessage(ctx: Context, id: string): Promise<Buffer> {
+export async function getRawMessage(ctx: Context, id: string): Promise<Buffer> {
   await findEmailOrThrow(ctx, id);
-  const raw = (await emails.findCapturedMessage(ctx.db, id)) ?? (await emails.findSource(ctx.db, id));
-  if (!raw) throw notFound('Captured message');
+  const raw = (await emails.findSentMessage(ctx.db, id)) ?? (await emails.findSource(ctx.db, id));
+  if (!raw) throw notFound('Message');
   return raw;
 }
 
-/** A captured email's message as JSON text. */
-export async function getCapturedEmail(ctx: Context, id: string) {
-  return { object: 'captured_email' as const, id, raw: (await getCapturedMessage(ctx, id)).toString('utf8') };
+/** An email's message as JSON text (Mailroom's `captured_email` object, by its first name). */
+export async function getRawEmail(ctx: Context, id: string) {
+  return { object: 'captured_email' as const, id, raw: (await getRawMessage(ctx, id)).toString('utf8') };
 }
 
 /** Every delivery event of an email, oldest first. */

@@ -107,8 +107,8 @@ export function emailRoutes(app: App, ctx: Context): void {
     },
     async (request, reply) => {
       const { id } = request.params;
-      if (!prefersRfc822(request.headers.accept)) return emails.getCapturedEmail(ctx, id);
-      const raw = await emails.getCapturedMessage(ctx, id);
+      if (!prefersRfc822(request.headers.accept)) return emails.getRawEmail(ctx, id);
+      const raw = await emails.getRawMessage(ctx, id);
       return reply.type(RFC822).header('content-disposition', `attachment; filename="${id}.eml"`).send(raw);
     },
   );
