@@ -10,7 +10,9 @@ import { cookieKey, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
+import { apiKeyPages } from './pages/api-keys.ts';
 import { emailPages } from './pages/emails.ts';
+import { webhookPages } from './pages/webhooks.ts';
 import { sameToken, sessionHooks } from './session-hook.ts';
 
 // The dashboard, at /dashboard on the API process: server-rendered pages over the domain functions the
@@ -119,6 +121,8 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       scope.get('/events', { config: dashboard, schema: { hide: true } }, (request, reply) => live.stream(request, reply));
 
       emailPages(scope as App, ctx);
+      apiKeyPages(scope as App, ctx);
+      webhookPages(scope as App, ctx);
     },
     { prefix: '/dashboard' },
   );
