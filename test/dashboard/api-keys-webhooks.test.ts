@@ -31,7 +31,7 @@ for (const dialect of dialects) {
     });
 
     it('creates a key whose token is shown once and works, binds a sending key to a domain, and deletes a key', async () => {
-      const { data: domain } = await t.resend.domains.create({ name: 'keys.test' });
+      await t.resend.domains.create({ name: 'keys.test' });
       const page = await signedIn(browser, t);
       await page.goto('/dashboard/api-keys');
 
@@ -63,7 +63,6 @@ for (const dialect of dialects) {
       assert.match((await row.textContent())!, /full access\s*any/);
       assert.match((await page.getByRole('row', { name: /Sender/ }).textContent())!, /sending access\s*keys\.test/);
       assert.ok(!(await page.content()).includes(token), 'the token is never shown again');
-      assert.ok(domain);
       await screenshot(page, 'api-keys');
 
       confirming(page);
