@@ -10,10 +10,12 @@ import { cookieKey, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
+import { apiKeyPages } from './pages/api-keys.ts';
 import { domainPages } from './pages/domains.ts';
 import { emailPages } from './pages/emails.ts';
 import { receivedPages } from './pages/received.ts';
 import { suppressionPages } from './pages/suppressions.ts';
+import { webhookPages } from './pages/webhooks.ts';
 import { sameToken, sessionHooks } from './session-hook.ts';
 
 // The dashboard, at /dashboard on the API process: server-rendered pages over the domain functions the
@@ -125,6 +127,8 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       receivedPages(scope as App, ctx);
       suppressionPages(scope as App, ctx);
       domainPages(scope as App, ctx);
+      apiKeyPages(scope as App, ctx);
+      webhookPages(scope as App, ctx);
     },
     { prefix: '/dashboard' },
   );

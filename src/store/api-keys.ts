@@ -28,8 +28,9 @@ export async function countApiKeys(db: Db): Promise<number> {
   return Number(row.n);
 }
 
+/** Keys without their token hashes; permission and domain_id are for the dashboard (the API's schema leaves them out, as Resend does). */
 export async function listApiKeys(db: Db, page: PageRequest) {
-  return selectPage(db.selectFrom('api_keys').select(['id', 'name', 'created_at', 'last_used_at']), 'id', page);
+  return selectPage(db.selectFrom('api_keys').select(['id', 'name', 'permission', 'domain_id', 'created_at', 'last_used_at']), 'id', page);
 }
 
 /** Renames a key; false when there is no such key. */

@@ -44,6 +44,8 @@ for (const dialect of dialects) {
       const { data } = await t.resend.apiKeys.list();
       const row = data!.data.find((k) => k.id === created!.id)!;
       assert.equal(row.name, 'lister');
+      // Resend's shape: what the dashboard also reads (permission, domain) stays out of the API's answer.
+      assert.deepEqual(Object.keys(row).sort(), ['created_at', 'id', 'last_used_at', 'name']);
       assert.match(row.last_used_at!, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\+00$/);
       assert.ok(!JSON.stringify(data).includes(created!.token));
     });

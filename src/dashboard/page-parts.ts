@@ -1,0 +1,11 @@
+import type { FastifyRequest } from 'fastify';
+import { html } from './html.ts';
+
+// Small pieces the pages share: the CSRF field every form carries, a status badge, a time.
+
+export const csrfField = (request: FastifyRequest) => html`<input type="hidden" name="_csrf" value="${request.session!.csrfToken}">`;
+
+export const status = (value: string) => html`<span class="status status-${value}">${value.replaceAll('_', ' ')}</span>`;
+
+/** A stored timestamp, to the second; `ifNone` when there is none. */
+export const when = (at: string | null, ifNone = '') => (at ? html`<time datetime="${at}">${at.slice(0, 19)}</time>` : ifNone);
