@@ -10,6 +10,7 @@ import { cookieKey, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
+import { contactPages } from './pages/contacts.ts';
 import { emailPages } from './pages/emails.ts';
 import { sameToken, sessionHooks } from './session-hook.ts';
 
@@ -119,6 +120,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       scope.get('/events', { config: dashboard, schema: { hide: true } }, (request, reply) => live.stream(request, reply));
 
       emailPages(scope as App, ctx);
+      contactPages(scope as App, ctx);
     },
     { prefix: '/dashboard' },
   );
