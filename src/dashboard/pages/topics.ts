@@ -18,8 +18,8 @@ const SUBSCRIPTIONS = [
   ['opt_out', 'Opted out (contacts get it only once they opt in)'],
 ] as const;
 const VISIBILITIES = [
-  ['private', "Private (on the preferences page only of contacts who get it)"],
-  ['public', "Public (on every contact's preferences page)"],
+  ['private', "Private (shown on the preferences page only to contacts who get it)"],
+  ['public', "Public (shown on every contact's preferences page)"],
 ] as const;
 
 const options = (choices: readonly (readonly [string, string])[], current: string) =>
