@@ -11,6 +11,7 @@ import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
 import { apiKeyPages } from './pages/api-keys.ts';
+import { contactPages } from './pages/contacts.ts';
 import { domainPages } from './pages/domains.ts';
 import { emailPages } from './pages/emails.ts';
 import { receivedPages } from './pages/received.ts';
@@ -129,6 +130,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       domainPages(scope as App, ctx);
       apiKeyPages(scope as App, ctx);
       webhookPages(scope as App, ctx);
+      contactPages(scope as App, ctx);
     },
     { prefix: '/dashboard' },
   );

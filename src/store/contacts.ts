@@ -1,6 +1,8 @@
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { PropertyValue } from './contact-properties.ts';
 import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
+import { contains } from './like-pattern.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { ContactPropertyValueTable, ContactTable } from './schema.ts';
 
@@ -59,18 +61,28 @@ export async function deleteContact(db: Db, id: string): Promise<void> {
   await db.deleteFrom('contacts').where('id', '=', id).execute();
 }
 
-export async function listContacts(db: Db, page: PageRequest) {
-  return selectPage(db.selectFrom('contacts').select(COLUMNS), 'id', page);
+export interface ContactFilter {
+  /** Part of the email, any case (emails are stored lowercased). */
+  email?: string;
+}
+
+function filtered<Q extends SelectQueryBuilder<any, any, any>>(query: Q, filter: ContactFilter): Q {
+  if (!filter.email) return query;
+  return query.where(sql<boolean>`contacts.email like ${contains(filter.email.toLowerCase())} escape '\\'`) as Q;
+}
+
+export async function listContacts(db: Db, page: PageRequest, filter: ContactFilter = {}) {
+  return selectPage(filtered(db.selectFrom('contacts').select(COLUMNS), filter), 'id', page);
 }
 
 /** A segment's contacts, read in contact-id order from the membership key: every page costs the same. */
-export async function listSegmentContacts(db: Db, segmentId: string, page: PageRequest) {
+export async function listSegmentContacts(db: Db, segmentId: string, page: PageRequest, filter: ContactFilter = {}) {
   const query = db
     .selectFrom('segment_contacts')
     .innerJoin('contacts', 'contacts.id', 'segment_contacts.contact_id')
     .select(COLUMNS.map((column) => `contacts.${column}` as const))
     .where('segment_contacts.segment_id', '=', segmentId);
-  return selectPage(query, 'segment_contacts.contact_id', page);
+  return selectPage(filtered(query, filter), 'segment_contacts.contact_id', page);
 }
 
 /** A contact's property values with the key and type of their definitions. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
 import { json, parsed } from './json.ts';
+import { contains } from './like-pattern.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { Rows } from './insert-rows.ts';
 import type { EmailAttachmentTable, EmailContentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
@@ -116,9 +117,6 @@ export interface EmailFilter {
   since?: string;
   until?: string;
 }
-
-/** `text` inside a LIKE pattern, its wildcards escaped (with `\`). */
-const contains = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
 
 export async function listEmails(db: Db, page: PageRequest, filter: EmailFilter = {}) {
   const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at', 'broadcast_id', 'message_id'] as const;

@@ -140,11 +140,11 @@ export async function deleteContact(ctx: Context, idOrEmail: string, segmentId?:
   return { object: 'contact' as const, ...(contact ? { id: contact.id } : {}), contact: idOrEmail, deleted: true };
 }
 
-/** GET /contacts (optionally of one segment) and GET /segments/:id/contacts. */
-export async function listContacts(ctx: Context, page: PageRequest, segmentId?: string) {
+/** GET /contacts (optionally of one segment) and GET /segments/:id/contacts; the dashboard's search adds a filter. */
+export async function listContacts(ctx: Context, page: PageRequest, segmentId?: string, filter: contacts.ContactFilter = {}) {
   const result =
     segmentId === undefined
-      ? await contacts.listContacts(ctx.db, page)
-      : await contacts.listSegmentContacts(ctx.db, (await findSegmentOrThrow(ctx, segmentId)).id, page);
+      ? await contacts.listContacts(ctx.db, page, filter)
+      : await contacts.listSegmentContacts(ctx.db, (await findSegmentOrThrow(ctx, segmentId)).id, page, filter);
   return mapPage(result, toContactItem);
 }

@@ -7,7 +7,7 @@ import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } f
 
 const Value = Type.Union([Str(MAX.text), Type.Number()], { description: 'a string or a number' });
 
-const PropertyBody = Type.Object({
+export const PropertyBody = Type.Object({
   key: Type.Optional(Str(MAX.short, 'Letters, digits and underscores, at most 50; required on create, then fixed')),
   type: Type.Optional(Str(MAX.short, '"string" or "number"; required on create, then fixed')),
   fallback_value: Type.Optional(Nullable(Value)),

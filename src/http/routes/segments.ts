@@ -7,7 +7,7 @@ import { ContactItem, SegmentItem } from '../contact-schemas.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
 
-const SegmentBody = Type.Object({ name: Str(MAX.short) });
+export const SegmentBody = Type.Object({ name: Str(MAX.short) });
 
 interface Naming {
   path: '/segments' | '/audiences';

@@ -5,7 +5,7 @@ import * as topics from '../../domain/contacts/topics.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
 
-const TopicBody = Type.Object({
+export const TopicBody = Type.Object({
   name: Type.Optional(Str(MAX.short, 'At most 50 characters; required on create')),
   description: Type.Optional(Nullable(Str(MAX.text, 'At most 200 characters'))),
   default_subscription: Type.Optional(Str(MAX.short, '"opt_in" or "opt_out"; required on create, then fixed')),
