@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from './db.ts';
-import { insertRows } from './insert-rows.ts';
 import { json, parsed } from './json.ts';
 import { contains } from './like-pattern.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { Rows } from './insert-rows.ts';
-import type { EmailAttachmentTable, EmailContentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
+import type { EmailAttachmentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
 
 /** A tag as the API takes it. */
 export interface Tag {

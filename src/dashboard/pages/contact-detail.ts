@@ -1,3 +1,5 @@
+import { csrfField } from '../page-parts.ts';
+import { pathId } from '../path-id.ts';
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
@@ -9,7 +11,7 @@ import * as topics from '../../domain/contacts/topics.ts';
 import { TopicRefs, UpdateContactBody } from '../../http/contact-schemas.ts';
 import { allRows, type PageRequest } from '../../store/paginate.ts';
 import { html } from '../html.ts';
-import { bodyCheck, csrfField, formOf, propertyValueOf, sectionPage, textOf, uuidParam } from './contacts-section.ts';
+import { bodyCheck, formOf, propertyValueOf, sectionPage, textOf } from './contacts-section.ts';
 
 // A contact: its fields and property values (edited as PATCH /contacts/:id does), its segments (joined
 // and left as POST and DELETE /contacts/:id/segments/:segment_id) and its topic subscriptions (set as
@@ -25,7 +27,7 @@ const checkTopics = bodyCheck<{ topics: TopicRef[] }>(Type.Object({ topics: Topi
 
 export function contactDetailPages(app: App, ctx: Context): void {
   app.get('/contacts/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = uuidParam(request, 'Contact');
+    const id = pathId(request, 'id', 'Contact');
     const contact = await contacts.getContact(ctx, id);
     const [memberOf, allSegments, subscriptions, properties] = await Promise.all([
       segments.listContactSegments(ctx, id, EVERYTHING).then(allRows),
@@ -92,7 +94,7 @@ ${subscriptions.has_more ? html`<p>The first 100 topics.</p>` : ''}
 
   // Each property field present in the form is set, or cleared when empty, as PATCH's `properties` does.
   app.post('/contacts/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = uuidParam(request, 'Contact');
+    const id = pathId(request, 'id', 'Contact');
     const form = formOf(request);
     const definitions = await listProperties(ctx, FIRST_100);
     const properties = Object.fromEntries(
@@ -104,19 +106,19 @@ ${subscriptions.has_more ? html`<p>The first 100 topics.</p>` : ''}
   });
 
   app.post('/contacts/:id/segments', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = uuidParam(request, 'Contact');
+    const id = pathId(request, 'id', 'Contact');
     await segments.addContactToSegment(ctx, id, formOf(request).segment_id ?? '');
     return reply.redirect(`/dashboard/contacts/${id}?done=added`, 303);
   });
 
   app.post('/contacts/:id/segments/:segment_id/remove', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = uuidParam(request, 'Contact');
-    await segments.removeContactFromSegment(ctx, id, uuidParam(request, 'Segment', 'segment_id'));
+    const id = pathId(request, 'id', 'Contact');
+    await segments.removeContactFromSegment(ctx, id, pathId(request, 'segment_id', 'Segment'));
     return reply.redirect(`/dashboard/contacts/${id}?done=removed`, 303);
   });
 
   app.post('/contacts/:id/topics', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = uuidParam(request, 'Contact');
+    const id = pathId(request, 'id', 'Contact');
     const refs = Object.entries(formOf(request))
       .filter(([name]) => name.startsWith('topic.'))
       .map(([name, subscription]) => ({ id: name.slice('topic.'.length), subscription }));

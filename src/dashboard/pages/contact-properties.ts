@@ -1,10 +1,12 @@
+import { csrfField } from '../page-parts.ts';
+import { pathId } from '../path-id.ts';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as properties from '../../domain/contacts/contact-properties.ts';
 import { PropertyBody } from '../../http/routes/contact-properties.ts';
 import { html } from '../html.ts';
 import { pager, readPage } from '../paging.ts';
-import { bodyCheck, csrfField, formOf, propertyValueOf, sectionPage, uuidParam, type Form } from './contacts-section.ts';
+import { bodyCheck, formOf, propertyValueOf, sectionPage, type Form } from './contacts-section.ts';
 
 // Contact properties: the list, creating one (POST /contact-properties) and deleting one with every
 // contact's value for it (DELETE /contact-properties/:id). Key and type are fixed once created.
@@ -52,7 +54,7 @@ ${pager('/dashboard/contacts/properties', {}, result)}
   });
 
   app.post('/contacts/properties/:id/delete', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await properties.deleteProperty(ctx, uuidParam(request, 'Contact property'));
+    await properties.deleteProperty(ctx, pathId(request, 'id', 'Contact property'));
     return reply.redirect('/dashboard/contacts/properties?done=deleted', 303);
   });
 }

@@ -1,8 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
-import { AppError } from '../../errors.ts';
 import { compileCheck } from '../../http/validation.ts';
-import { isUuid } from '../../ids.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 
@@ -42,7 +40,6 @@ export function sectionPage(request: FastifyRequest, title: string, current: Sub
   });
 }
 
-export const csrfField = (request: FastifyRequest) => html`<input type="hidden" name="_csrf" value="${request.session!.csrfToken}">`;
 
 export const formOf = (request: FastifyRequest): Form => (request.body ?? {}) as Form;
 
@@ -69,9 +66,3 @@ export function bodyCheck<T>(schema: TSchema): (value: T) => T {
   };
 }
 
-/** The UUID in the path parameter `name`: anything else names nothing. */
-export function uuidParam(request: FastifyRequest, what: string, name = 'id'): string {
-  const value = (request.params as Record<string, string>)[name];
-  if (!value || !isUuid(value)) throw new AppError('not_found', `${what} not found`);
-  return value.toLowerCase();
-}

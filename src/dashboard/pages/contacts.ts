@@ -1,3 +1,5 @@
+import { csrfField } from '../page-parts.ts';
+import { pathId } from '../path-id.ts';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts/contacts.ts';
@@ -7,7 +9,7 @@ import { pager, readPage } from '../paging.ts';
 import { contactDetailPages } from './contact-detail.ts';
 import { contactTable } from './contact-table.ts';
 import { contactPropertyPages } from './contact-properties.ts';
-import { bodyCheck, csrfField, formOf, sectionPage, textOf, uuidParam, type Form } from './contacts-section.ts';
+import { bodyCheck, formOf, sectionPage, textOf, type Form } from './contacts-section.ts';
 import { segmentPages } from './segments.ts';
 import { topicPages } from './topics.ts';
 
@@ -47,7 +49,7 @@ ${pager('/dashboard/contacts', { email }, result)}
   });
 
   app.post('/contacts/:id/delete', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await contacts.deleteContact(ctx, uuidParam(request, 'Contact'));
+    await contacts.deleteContact(ctx, pathId(request, 'id', 'Contact'));
     return reply.redirect('/dashboard/contacts?done=deleted', 303);
   });
 

@@ -1,10 +1,9 @@
-import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.ts';
 import { isoTime } from '../../clock.ts';
 import type { Context } from '../../context.ts';
-import { notFound } from '../../errors.ts';
-import { isUuid } from '../../ids.ts';
 import * as domains from '../../domain/sending-domains/domains.ts';
+import { status } from '../page-parts.ts';
+import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 import { pager, readPage } from '../paging.ts';
@@ -20,7 +19,6 @@ const NOTICES: Record<string, string> = {
 };
 type Query = Record<string, string | undefined>;
 
-const status = (value: string) => html`<span class="status status-${value}">${value.replaceAll('_', ' ')}</span>`;
 const when = (timestamp: string) => html`<time datetime="${isoTime(timestamp)}">${timestamp.slice(0, 19)}</time>`;
 
 function rows(list: Awaited<ReturnType<typeof domains.listDomains>>['data']): Html {
@@ -82,7 +80,7 @@ ${pager('/dashboard/domains', query, result)}`;
   app.get('/domains/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Query;
     const csrfToken = request.session!.csrfToken;
-    const domain = await domains.getDomain(ctx, idParam(request));
+    const domain = await domains.getDomain(ctx, pathId(request, 'id', 'Domain'));
     const content = html`<dl class="facts">
 <dt>Status</dt><dd>${status(domain.status)}</dd>
 <dt>Sending</dt><dd>${domain.capabilities.sending}</dd>
@@ -105,14 +103,9 @@ ${recordTable(domain.records)}</section>`;
   });
 
   app.post('/domains/:id/verify', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = idParam(request);
+    const id = pathId(request, 'id', 'Domain');
     await domains.verifyDomain(ctx, id);
     return reply.redirect(`/dashboard/domains/${id}?done=verifying`, 303);
   });
 }
 
-function idParam(request: FastifyRequest): string {
-  const { id } = request.params as { id: string };
-  if (!isUuid(id)) throw notFound('Domain');
-  return id.toLowerCase();
-}

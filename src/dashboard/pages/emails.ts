@@ -1,12 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import { AppError } from '../../errors.ts';
-import { isUuid } from '../../ids.ts';
 import * as emails from '../../domain/emails/emails.ts';
 import { listEmailAttachments } from '../../domain/emails/sent-attachments.ts';
 import { EMAIL_STATES } from '../../domain/events/email-events.ts';
 import type { EmailFilter } from '../../store/emails.ts';
+import { status } from '../page-parts.ts';
+import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 import { messageFrame, sandboxedHtml } from '../message-view.ts';
@@ -33,8 +33,6 @@ function filterOf(query: Query): EmailFilter {
     until: until && new Date(Date.parse(`${until}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10),
   };
 }
-
-const status = (value: string) => html`<span class="status status-${value}">${value.replaceAll('_', ' ')}</span>`;
 
 function rows(list: Awaited<ReturnType<typeof emails.listEmails>>['data']): Html {
   if (list.length === 0) return html`<tr><td colspan="4">No emails.</td></tr>`;
@@ -90,7 +88,7 @@ ${pager('/dashboard/emails', query, result)}`;
   });
 
   app.get('/emails/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = idParam(request);
+    const id = pathId(request, 'id', 'Email');
     const email = await emails.getEmail(ctx, id);
     const [events, attachments, raw] = await Promise.all([
       emails.listEmailEvents(ctx, id),
@@ -128,34 +126,29 @@ ${raw ? html`<section aria-labelledby="source"><h2 id="source">Source</h2><p><a 
   });
 
   app.get('/emails/:id/html', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const email = await emails.getEmail(ctx, idParam(request));
+    const email = await emails.getEmail(ctx, pathId(request, 'id', 'Email'));
     return sandboxedHtml(reply, email.html ?? '', (request.query as Query).images === 'show');
   });
 
   app.get('/emails/:id/raw', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = idParam(request);
+    const id = pathId(request, 'id', 'Email');
     const raw = await emails.getRawMessage(ctx, id);
     return reply.type('message/rfc822').header('content-disposition', `attachment; filename="${id}.eml"`).send(raw);
   });
 
   app.post('/emails/:id/cancel', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = idParam(request);
+    const id = pathId(request, 'id', 'Email');
     await emails.cancelEmail(ctx, id);
     return back(reply, `/dashboard/emails/${id}`);
   });
 
   app.post('/emails/:id/reschedule', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = idParam(request);
+    const id = pathId(request, 'id', 'Email');
     await emails.rescheduleEmail(ctx, id, (request.body as Query).scheduled_at);
     return back(reply, `/dashboard/emails/${id}`);
   });
 }
 
-function idParam(request: FastifyRequest): string {
-  const { id } = request.params as { id: string };
-  if (!isUuid(id)) throw new AppError('not_found', 'Email not found');
-  return id.toLowerCase();
-}
 
 /** After a change: back to the page it was made on (POST, then GET). */
 const back = (reply: FastifyReply, to: string) => reply.redirect(to, 303);

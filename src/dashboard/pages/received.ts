@@ -1,10 +1,9 @@
-import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.ts';
 import { isoTime } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
-import { isUuid } from '../../ids.ts';
 import * as received from '../../domain/receiving/received-emails.ts';
+import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 import { messageFrame, sandboxedHtml } from '../message-view.ts';
@@ -67,7 +66,7 @@ ${pager('/dashboard/received', query, result)}`;
   });
 
   app.get('/received/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = idParam(request);
+    const id = pathId(request, 'id', 'Email');
     const email = await received.getReceivedEmail(ctx, id);
     const [attachments, raw] = await Promise.all([
       received.listReceivedAttachments(ctx, id, { limit: 100, after: undefined, before: undefined }),
@@ -95,20 +94,15 @@ ${source !== undefined ? html`<section aria-labelledby="source"><h2 id="source">
   });
 
   app.get('/received/:id/html', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const email = await received.getReceivedEmail(ctx, idParam(request));
+    const email = await received.getReceivedEmail(ctx, pathId(request, 'id', 'Email'));
     return sandboxedHtml(reply, email.html ?? '', (request.query as Query).images === 'show');
   });
 
   app.get('/received/:id/raw', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = idParam(request);
+    const id = pathId(request, 'id', 'Email');
     const file = await received.loadReceivedMessage(ctx, id);
     if (!file) throw notFound('Email');
     return reply.type(file.contentType).header('content-disposition', `attachment; filename="${id}.eml"`).send(file.bytes);
   });
 }
 
-function idParam(request: FastifyRequest): string {
-  const { id } = request.params as { id: string };
-  if (!isUuid(id)) throw notFound('Email');
-  return id.toLowerCase();
-}

@@ -1,3 +1,5 @@
+import { csrfField } from '../page-parts.ts';
+import { pathId } from '../path-id.ts';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts/contacts.ts';
@@ -6,7 +8,7 @@ import { SegmentBody } from '../../http/routes/segments.ts';
 import { html } from '../html.ts';
 import { pager, readPage } from '../paging.ts';
 import { contactTable } from './contact-table.ts';
-import { bodyCheck, csrfField, formOf, sectionPage, uuidParam, type Form } from './contacts-section.ts';
+import { bodyCheck, formOf, sectionPage, type Form } from './contacts-section.ts';
 
 // Segments: the list, creating and deleting one (POST /segments, DELETE /segments/:id), and a
 // segment's contacts (GET /segments/:id/contacts).
@@ -49,7 +51,7 @@ ${pager('/dashboard/contacts/segments', {}, result)}
   });
 
   app.get('/contacts/segments/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const segment = await segments.findSegmentOrThrow(ctx, uuidParam(request, 'Segment'));
+    const segment = await segments.findSegmentOrThrow(ctx, pathId(request, 'id', 'Segment'));
     const query = request.query as Form;
     const result = await contacts.listContacts(ctx, readPage(query, PAGE_SIZE), segment.id);
     const content = html`<dl class="facts"><dt>Id</dt><dd><code>${segment.id}</code></dd><dt>Created</dt><dd>${segment.created_at}</dd></dl>
@@ -61,7 +63,7 @@ ${pager(`/dashboard/contacts/segments/${segment.id}`, {}, result)}
   });
 
   app.post('/contacts/segments/:id/delete', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await segments.deleteSegment(ctx, uuidParam(request, 'Segment'));
+    await segments.deleteSegment(ctx, pathId(request, 'id', 'Segment'));
     return reply.redirect('/dashboard/contacts/segments?done=deleted', 303);
   });
 }

@@ -1,10 +1,12 @@
+import { csrfField } from '../page-parts.ts';
+import { pathId } from '../path-id.ts';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as topics from '../../domain/contacts/topics.ts';
 import { TopicBody } from '../../http/routes/topics.ts';
 import { html } from '../html.ts';
 import { pager, readPage } from '../paging.ts';
-import { bodyCheck, csrfField, formOf, sectionPage, textOf, uuidParam, type Form } from './contacts-section.ts';
+import { bodyCheck, formOf, sectionPage, textOf, type Form } from './contacts-section.ts';
 
 // Topics: the list, creating one (POST /topics), and a topic's page to edit it (PATCH /topics/:id) or
 // delete it (DELETE /topics/:id). The default subscription is chosen once, at creation.
@@ -64,7 +66,7 @@ ${pager('/dashboard/contacts/topics', {}, result)}
   });
 
   app.get('/contacts/topics/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const topic = await topics.findTopicOrThrow(ctx, uuidParam(request, 'Topic'));
+    const topic = await topics.findTopicOrThrow(ctx, pathId(request, 'id', 'Topic'));
     const csrf = csrfField(request);
     const content = html`<dl class="facts">
 <dt>Default subscription</dt><dd>${topic.default_subscription === 'opt_in' ? 'opted in' : 'opted out'} (fixed)</dd>
@@ -85,14 +87,14 @@ ${pager('/dashboard/contacts/topics', {}, result)}
   });
 
   app.post('/contacts/topics/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const id = uuidParam(request, 'Topic');
+    const id = pathId(request, 'id', 'Topic');
     const form = formOf(request);
     await topics.updateTopic(ctx, id, checkTopic({ name: form.name?.trim() ?? '', description: textOf(form.description), visibility: form.visibility }));
     return reply.redirect(`/dashboard/contacts/topics/${id}?done=saved`, 303);
   });
 
   app.post('/contacts/topics/:id/delete', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await topics.deleteTopic(ctx, uuidParam(request, 'Topic'));
+    await topics.deleteTopic(ctx, pathId(request, 'id', 'Topic'));
     return reply.redirect('/dashboard/contacts/topics?done=deleted', 303);
   });
 }

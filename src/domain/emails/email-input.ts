@@ -1,6 +1,6 @@
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
-import { AppError, invalidField, missingField } from '../../errors.ts';
+import { invalidField, missingField } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { AttachmentRow, EmailRows } from '../../store/emails.ts';
 import { applyTemplate } from '../templates/apply-template.ts';

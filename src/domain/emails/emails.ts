@@ -2,7 +2,6 @@ import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, notFound } from '../../errors.ts';
 import type { SendEmailInput } from './email-input.ts';
-import { newId } from '../../ids.ts';
 import * as emails from '../../store/emails.ts';
 import * as jobs from '../../store/jobs.ts';
 import type { PageRequest } from '../../store/paginate.ts';
