@@ -2,6 +2,7 @@
 import { benchApi } from './api.ts';
 import { benchBroadcasts } from './broadcasts.ts';
 import { benchContacts } from './contacts.ts';
+import { benchDashboard } from './dashboard.ts';
 import { benchDelivery, type Figure } from './delivery.ts';
 import { benchDkim } from './dkim.ts';
 import { benchLargeSends } from './large-sends.ts';
@@ -23,6 +24,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   webhooks: () => benchWebhooks({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
   receiving: () => benchReceiving({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
   submission: () => benchSubmission({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
+  dashboard: () => benchDashboard({ n: Number(process.env.BENCH_EMAILS ?? 100_000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

@@ -3,13 +3,17 @@ import { selectPage, type PageRequest } from './paginate.ts';
 import type { EventTable, WebhookAttemptTable, WebhookMessageStatus } from './schema.ts';
 
 /** An event as the code uses it: its payload's `data` parsed. */
-export interface EventRow extends Omit<EventTable, 'data'> {
+export interface EventRow extends Omit<EventTable, 'data' | 'email_id'> {
   data: Record<string, unknown>;
 }
 
 export type AttemptRow = WebhookAttemptTable;
 
-export const eventToTable = (event: EventRow): EventTable => ({ ...event, data: JSON.stringify(event.data) });
+export const eventToTable = (event: EventRow): EventTable => ({
+  ...event,
+  data: JSON.stringify(event.data),
+  email_id: typeof event.data.email_id === 'string' ? event.data.email_id : null,
+});
 
 /** Outbox messages with their events. */
 function messagesWithEvents(db: Db | Tx) {
@@ -49,6 +53,25 @@ export async function setMessageStatus(tx: Db | Tx, id: string, status: WebhookM
 
 export async function insertAttempt(tx: Db | Tx, attempt: AttemptRow): Promise<void> {
   await tx.insertInto('webhook_attempts').values(attempt).execute();
+}
+
+/** The webhook messages of an email's events, oldest first, with the endpoint each went to. */
+export async function listEmailMessages(db: Db, emailId: string) {
+  return db
+    .selectFrom('events')
+    .innerJoin('webhook_messages', 'webhook_messages.event_id', 'events.id')
+    .innerJoin('webhooks', 'webhooks.id', 'webhook_messages.webhook_id')
+    .select(['webhook_messages.id', 'webhook_messages.webhook_id', 'webhooks.endpoint', 'events.id as event_id', 'events.type', 'webhook_messages.status'])
+    .where('events.email_id', '=', emailId)
+    .orderBy('events.id')
+    .orderBy('webhook_messages.id')
+    .execute();
+}
+
+/** The attempts of several messages, oldest first. */
+export async function listMessagesAttempts(db: Db, messageIds: string[]) {
+  if (messageIds.length === 0) return [];
+  return db.selectFrom('webhook_attempts').selectAll().where('message_id', 'in', messageIds).orderBy('id').execute();
 }
 
 export async function listAttempts(db: Db, messageId: string, page: PageRequest) {

@@ -66,6 +66,8 @@ export interface EventTable {
   created_at: string;
   /** The payload's `data`, JSON. */
   data: string;
+  /** The email the event is about (`data.email_id`), if any. */
+  email_id: string | null;
 }
 
 export type WebhookStatus = 'enabled' | 'disabled';

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { dialects, startApp, type TestApp } from '../support/harness.ts';
+import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 import { launchBrowser, screenshot, signedIn } from '../support/browser.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // The dashboard's sign-in, its emails pages and its defences, in a real browser (Debian's chromium)
 // against the real app.
@@ -12,14 +13,18 @@ for (const dialect of dialects) {
   describe(`the dashboard: sign-in and emails (${dialect})`, () => {
     let t: TestApp;
     let browser: Browser;
+    let hooks: WebhookReceiver;
 
     before(async () => {
-      t = await startApp(dialect);
+      hooks = await startWebhookReceiver();
+      t = await startApp(dialect, { env: { MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+      await t.resend.webhooks.create({ endpoint: hooks.url, events: ['email.delivered'] });
       browser = await launchBrowser();
     });
     after(async () => {
       await browser.close();
       await t.close();
+      await hooks.close();
     });
 
     it('shows an email sent with the SDK in the open list without a reload, and its detail: html in a sandbox whose script does not run, text, timeline, raw download', async () => {
@@ -53,8 +58,12 @@ for (const dialect of dialects) {
       await page.getByRole('heading', { name: 'Timeline' }).waitFor();
       await screenshot(page, 'email');
 
-      // Capture mode keeps the message: its download is GET /emails/:id/raw's, byte for byte.
-      await page.reload();
+      // Once delivered (captured), the page shows the webhook it went to, and its download is GET /emails/:id/raw's, byte for byte.
+      await eventually(async () => {
+        await page.reload();
+        return (await page.locator('#webhooks').count()) > 0;
+      });
+      assert.match((await page.locator('section[aria-labelledby="webhooks"]').textContent())!, /email\.delivered to/);
       await page.getByRole('link', { name: 'Download the .eml' }).waitFor();
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download the .eml' }).click()]);
       const api = await t.fetch(`/emails/${data!.id}/raw`, { headers: { accept: 'message/rfc822' } });

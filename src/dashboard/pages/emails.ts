@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as emails from '../../domain/emails/emails.ts';
 import { listEmailAttachments } from '../../domain/emails/sent-attachments.ts';
+import { listEmailDeliveries } from '../../domain/webhooks/deliveries.ts';
 import { EMAIL_STATES } from '../../domain/events/email-events.ts';
 import type { EmailFilter } from '../../store/emails.ts';
 import { status } from '../page-parts.ts';
@@ -90,8 +91,9 @@ ${pager('/dashboard/emails', query, result)}`;
   app.get('/emails/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Email');
     const email = await emails.getEmail(ctx, id);
-    const [events, attachments, raw] = await Promise.all([
+    const [events, deliveries, attachments, raw] = await Promise.all([
       emails.listEmailEvents(ctx, id),
+      listEmailDeliveries(ctx, id),
       listEmailAttachments(ctx, id, { limit: 100, after: undefined, before: undefined }),
       emails.getRawMessage(ctx, id).catch(() => undefined),
     ]);
@@ -120,6 +122,11 @@ ${email.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text<
 <ol class="timeline">${events.data.map(
       (e) => html`<li><time datetime="${e.created_at}">${e.created_at.slice(0, 19)}</time> ${status(e.type)}${e.recipient ? html` <span>${e.recipient}</span>` : ''}${e.response ? html`<br><code>${e.response}</code>` : ''}</li>`,
     )}</ol></section>
+${deliveries.length ? html`<section aria-labelledby="webhooks"><h2 id="webhooks">Webhooks</h2><ul class="timeline">${deliveries.map(
+      (d) => html`<li><a href="/dashboard/webhooks/${d.webhook_id}/events/${d.event_id}">${d.type}</a> to <code>${d.endpoint}</code> ${status(d.status)}${d.attempts.map(
+        (a) => html`<br><time datetime="${a.sent_at}">${a.sent_at.slice(0, 19)}</time> ${a.http_status_code ?? ''} ${a.error ?? ''}`,
+      )}</li>`,
+    )}</ul></section>` : ''}
 ${attachments.data.length ? html`<section aria-labelledby="attachments"><h2 id="attachments">Attachments</h2><ul>${attachments.data.map((a) => html`<li><a href="${a.download_url}">${a.filename ?? a.id}</a> (${a.content_type}, ${a.size} bytes)</li>`)}</ul></section>` : ''}
 ${raw ? html`<section aria-labelledby="source"><h2 id="source">Source</h2><p><a href="/dashboard/emails/${id}/raw" download="${id}.eml">Download the .eml</a></p><pre class="source">${raw.toString('utf8')}</pre></section>` : ''}`;
     return reply.type('text/html; charset=utf-8').send(page(email.subject || '(no subject)', content, { section: 'emails', csrfToken: request.session!.csrfToken }));

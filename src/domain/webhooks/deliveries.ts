@@ -50,6 +50,13 @@ export async function listWebhookAttempts(ctx: Context, webhookId: string, event
  * Sends an event to the endpoint again, whether it failed or succeeded: a new attempt now, under the
  * same message id (receivers dedupe on it), with the retry schedule started afresh.
  */
+/** Where an email's events went: each webhook message with its endpoint and its attempts (the dashboard's timeline). */
+export async function listEmailDeliveries(ctx: Context, emailId: string) {
+  const messages = await events.listEmailMessages(ctx.db, emailId);
+  const attempts = await events.listMessagesAttempts(ctx.db, messages.map((m) => m.id));
+  return messages.map((message) => ({ ...message, attempts: attempts.filter((a) => a.message_id === message.id) }));
+}
+
 export async function replayWebhookEvent(ctx: Context, webhookId: string, eventId: string): Promise<void> {
   const message = await messageOrThrow(ctx, webhookId, eventId);
   const now = ctx.clock.now();

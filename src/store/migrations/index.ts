@@ -14,6 +14,7 @@ import * as suppressions from './0011-suppressions.ts';
 import * as emailSources from './0012-email-sources.ts';
 import * as dashboardSessions from './0013-dashboard-sessions.ts';
 import * as sentMessages from './0014-sent-messages.ts';
+import * as eventEmails from './0015-event-emails.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0012-email-sources': emailSources,
   '0013-dashboard-sessions': dashboardSessions,
   '0014-sent-messages': sentMessages,
+  '0015-event-emails': eventEmails,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
