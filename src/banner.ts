@@ -73,6 +73,7 @@ export function announce(ctx: Context, started: Started): void {
     listen && worker ? `Mailroom is listening on ${config.publicUrl} (${describeMode(config)})` : undefined,
     listen && !worker ? `Mailroom API is listening on ${config.publicUrl}: it accepts and stores mail, and workers (--role worker) deliver it` : undefined,
     !listen && worker ? `Mailroom worker is running (${describeMode(config)})` : undefined,
+    listen ? `Dashboard: ${config.publicUrl}/dashboard (sign in with a full-access API key)` : undefined,
     inbound ? `Receiving mail over SMTP on ${inbound} for the domains with receiving enabled` : undefined,
     submission ? submissionLine(config, submission) : undefined,
     health ? `Worker health checks: GET http://${health}/health` : undefined,

@@ -45,6 +45,7 @@ describe('starting Mailroom', () => {
       const token = await eventually(() => mailroom.output.stderr.match(TOKEN)?.[0], 30_000);
       // Not a terminal: the lines for a person go to stderr, and stdout carries only JSON log lines.
       assert.match(mailroom.output.stderr, new RegExp(`listening on http://localhost:${port} \\(capture mode`));
+      assert.match(mailroom.output.stderr, new RegExp(`^Dashboard: http://localhost:${port}/dashboard \\(sign in with a full-access API key\\)$`, 'm'));
       // stdout and stderr are two pipes: what was written to one first may arrive second.
       const startLine = await eventually(() => started(mailroom.logLines()));
       assert.deepEqual(
