@@ -23,3 +23,11 @@ export function sandboxedHtml(reply: FastifyReply, body: string, remoteImages: b
     .header('x-frame-options', 'SAMEORIGIN')
     .send(body);
 }
+
+/** A message's headers as a table of names and values (each value unfolded; a repeated name on each of its lines). */
+export function headerTable(headers: [string, string][]): Html {
+  if (headers.length === 0) return html``;
+  return html`<section aria-labelledby="headers"><h2 id="headers">Headers</h2>
+<table class="list headers"><thead><tr><th scope="col">Name</th><th scope="col">Value</th></tr></thead>
+<tbody>${headers.map(([name, value]) => html`<tr><td><code>${name}</code></td><td>${value}</td></tr>`)}</tbody></table></section>`;
+}

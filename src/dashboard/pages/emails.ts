@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as emails from '../../domain/emails/emails.ts';
+import { splitMessage } from '../../domain/emails/header-block.ts';
 import { listEmailAttachments } from '../../domain/emails/sent-attachments.ts';
 import { listEmailDeliveries } from '../../domain/webhooks/deliveries.ts';
 import { EMAIL_STATES } from '../../domain/events/email-events.ts';
@@ -10,7 +11,7 @@ import { status } from '../page-parts.ts';
 import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
-import { messageFrame, sandboxedHtml } from '../message-view.ts';
+import { headerTable, messageFrame, sandboxedHtml } from '../message-view.ts';
 import { pager, readPage } from '../paging.ts';
 
 // Emails: the list (newest first, filtered, refreshed live) and an email's detail, over the same
@@ -128,6 +129,7 @@ ${deliveries.length ? html`<section aria-labelledby="webhooks"><h2 id="webhooks"
       )}</li>`,
     )}</ul></section>` : ''}
 ${attachments.data.length ? html`<section aria-labelledby="attachments"><h2 id="attachments">Attachments</h2><ul>${attachments.data.map((a) => html`<li><a href="${a.download_url}">${a.filename ?? a.id}</a> (${a.content_type}, ${a.size} bytes)</li>`)}</ul></section>` : ''}
+${raw ? headerTable(splitMessage(raw).fields.filter((f) => f.name).map((f) => [f.name, f.value])) : ''}
 ${raw ? html`<section aria-labelledby="source"><h2 id="source">Source</h2><p><a href="/dashboard/emails/${id}/raw" download="${id}.eml">Download the .eml</a></p><pre class="source">${raw.toString('utf8')}</pre></section>` : ''}`;
     return reply.type('text/html; charset=utf-8').send(page(email.subject || '(no subject)', content, { section: 'emails', csrfToken: request.session!.csrfToken }));
   });

@@ -6,7 +6,7 @@ import * as received from '../../domain/receiving/received-emails.ts';
 import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
-import { messageFrame, sandboxedHtml } from '../message-view.ts';
+import { headerTable, messageFrame, sandboxedHtml } from '../message-view.ts';
 import { pager, readPage } from '../paging.ts';
 
 // Received emails: the list (newest first) and a message's detail, over the same domain functions as
@@ -40,14 +40,6 @@ function authentication(auth: { spf: string; dkim: string; dmarc: string } | nul
     ? html`<dl class="facts auth"><dt>SPF</dt><dd>${verdict(auth.spf)}</dd><dt>DKIM</dt><dd>${verdict(auth.dkim)}</dd><dt>DMARC</dt><dd>${verdict(auth.dmarc)}</dd></dl>`
     : html`<p>Not checked.</p>`;
   return html`<section aria-labelledby="authentication"><h2 id="authentication">Authentication</h2>${results}</section>`;
-}
-
-function headerTable(headers: Record<string, string>): Html {
-  const entries = Object.entries(headers);
-  if (entries.length === 0) return html``;
-  return html`<section aria-labelledby="headers"><h2 id="headers">Headers</h2>
-<table class="list headers"><thead><tr><th scope="col">Name</th><th scope="col">Value</th></tr></thead>
-<tbody>${entries.map(([name, value]) => html`<tr><td><code>${name}</code></td><td>${value}</td></tr>`)}</tbody></table></section>`;
 }
 
 export function receivedPages(app: App, ctx: Context): void {
@@ -88,7 +80,7 @@ ${authentication(email.authentication)}
 ${messageFrame(`/dashboard/received/${id}/html`, email.html !== null)}
 ${email.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${email.text}</pre></section>` : ''}
 ${attachments.data.length ? html`<section aria-labelledby="attachments"><h2 id="attachments">Attachments</h2><ul>${attachments.data.map((a) => html`<li><a href="${a.download_url}">${a.filename ?? a.id}</a> (${a.content_type}, ${a.size} bytes${a.content_disposition === 'inline' ? ', inline' : ''})</li>`)}</ul></section>` : ''}
-${headerTable(email.headers)}
+${headerTable(Object.entries(email.headers))}
 ${source !== undefined ? html`<section aria-labelledby="source"><h2 id="source">Source</h2><p><a href="/dashboard/received/${id}/raw" download="${id}.eml">Download the .eml</a></p><pre class="source">${source.slice(0, SOURCE_CHARS)}</pre>${source.length > SOURCE_CHARS ? html`<p>Cut short: the .eml has the whole message.</p>` : ''}</section>` : ''}`;
     return reply.type('text/html; charset=utf-8').send(page(email.subject || '(no subject)', content, { section: 'received', csrfToken: request.session!.csrfToken }));
   });
