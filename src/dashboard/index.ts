@@ -10,7 +10,9 @@ import { cookieKey, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
+import { broadcastPages } from './pages/broadcasts.ts';
 import { emailPages } from './pages/emails.ts';
+import { templatePages } from './pages/templates.ts';
 import { sameToken, sessionHooks } from './session-hook.ts';
 
 // The dashboard, at /dashboard on the API process: server-rendered pages over the domain functions the
@@ -119,6 +121,8 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       scope.get('/events', { config: dashboard, schema: { hide: true } }, (request, reply) => live.stream(request, reply));
 
       emailPages(scope as App, ctx);
+      broadcastPages(scope as App, ctx);
+      templatePages(scope as App, ctx);
     },
     { prefix: '/dashboard' },
   );

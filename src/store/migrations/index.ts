@@ -13,6 +13,7 @@ import * as receiving from './0010-receiving.ts';
 import * as suppressions from './0011-suppressions.ts';
 import * as emailSources from './0012-email-sources.ts';
 import * as dashboardSessions from './0013-dashboard-sessions.ts';
+import * as broadcastEmails from './0014-broadcast-emails.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0011-suppressions': suppressions,
   '0012-email-sources': emailSources,
   '0013-dashboard-sessions': dashboardSessions,
+  '0014-broadcast-emails': broadcastEmails,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
