@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { renderPreview } from '../../../src/domain/templates/preview-template.ts';
 
-const variable = (key: string, fallback_value: string | number | null = null) => ({ id: key, key, type: 'string', fallback_value, created_at: '', updated_at: '' });
+const variable = (key: string, fallback_value: string | number | null = null) => ({ id: key, key, type: 'string' as const, fallback_value, created_at: '', updated_at: '' });
 
 describe('template preview', () => {
   const template = {
