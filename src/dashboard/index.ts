@@ -11,11 +11,13 @@ import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
 import { apiKeyPages } from './pages/api-keys.ts';
+import { broadcastPages } from './pages/broadcasts.ts';
 import { contactPages } from './pages/contacts.ts';
 import { domainPages } from './pages/domains.ts';
 import { emailPages } from './pages/emails.ts';
 import { receivedPages } from './pages/received.ts';
 import { suppressionPages } from './pages/suppressions.ts';
+import { templatePages } from './pages/templates.ts';
 import { webhookPages } from './pages/webhooks.ts';
 import { sameToken, sessionHooks } from './session-hook.ts';
 
@@ -131,6 +133,8 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       apiKeyPages(scope as App, ctx);
       webhookPages(scope as App, ctx);
       contactPages(scope as App, ctx);
+      broadcastPages(scope as App, ctx);
+      templatePages(scope as App, ctx);
     },
     { prefix: '/dashboard' },
   );

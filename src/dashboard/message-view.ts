@@ -10,7 +10,7 @@ import { html, type Html } from './html.ts';
 export function messageFrame(src: string, hasHtml: boolean): Html {
   if (!hasHtml) return html``;
   return html`<section aria-labelledby="html-part"><h2 id="html-part">HTML</h2>
-<p><a href="${src}?images=show" target="message-frame">Show remote images</a></p>
+<p><a href="${src}${src.includes('?') ? '&' : '?'}images=show" target="message-frame">Show remote images</a></p>
 <iframe class="message" name="message-frame" title="The email's HTML" sandbox src="${src}"></iframe></section>`;
 }
 

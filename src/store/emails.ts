@@ -115,12 +115,15 @@ export interface EmailFilter {
   /** Created at or after / before, as Resend's timestamps (`YYYY-MM-DD HH:MM:SS...`), which sort as text. */
   since?: string;
   until?: string;
+  /** The emails of this broadcast only. */
+  broadcast_id?: string;
 }
 
 export async function listEmails(db: Db, page: PageRequest, filter: EmailFilter = {}) {
   const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at', 'broadcast_id', 'message_id'] as const;
   let query = db.selectFrom('emails').select(columns);
   if (filter.status) query = query.where('last_event', '=', filter.status);
+  if (filter.broadcast_id) query = query.where('broadcast_id', '=', filter.broadcast_id);
   if (filter.subject) query = query.where(sql<boolean>`lower(subject) like ${contains(filter.subject.toLowerCase())} escape '\\'`);
   if (filter.since) query = query.where('created_at', '>=', filter.since);
   if (filter.until) query = query.where('created_at', '<', filter.until);
@@ -137,6 +140,18 @@ export async function listEmails(db: Db, page: PageRequest, filter: EmailFilter 
   }
   const result = await selectPage(query, 'id', page);
   return { has_more: result.has_more, data: result.data.map((row) => fromTable(row)) };
+}
+
+/** How many of a broadcast's emails are in each status (last_event); statuses with none are absent. */
+export async function countBroadcastEmails(db: Db, broadcastId: string): Promise<Record<string, number>> {
+  const rows = await db
+    .selectFrom('emails')
+    .select((eb) => ['last_event', eb.fn.countAll<number | string | bigint>().as('n')])
+    .where('broadcast_id', '=', broadcastId)
+    .groupBy('last_event')
+    .execute();
+  // PostgreSQL counts in bigint, which pg hands over as a string.
+  return Object.fromEntries(rows.map((row) => [row.last_event, Number(row.n)]));
 }
 
 export async function findRecipients(db: Db, emailId: string): Promise<RecipientRow[]> {

@@ -68,16 +68,16 @@ export async function applyTemplate(
     input: {
       ...input,
       from: input.from ?? version.from ?? undefined,
-      subject: subject ? render(subject, lookup, false) : input.subject,
+      subject: subject ? renderPart(subject, lookup, false) : input.subject,
       reply_to: input.reply_to ?? version.reply_to ?? undefined,
-      html: render(html, lookup, true),
-      text: text && render(text, lookup, false),
+      html: renderPart(html, lookup, true),
+      text: text && renderPart(text, lookup, false),
     },
   };
 }
 
 /** Renders a part, refusing one that the variables would make larger than MAX_RENDERED_LENGTH. */
-function render(parsed: ParsedTemplate, lookup: (name: string) => Value | undefined, html: boolean): string {
+export function renderPart(parsed: ParsedTemplate, lookup: (name: string) => Value | undefined, html: boolean): string {
   const out = renderTemplate(parsed, lookup, html);
   if (out.length > MAX_RENDERED_LENGTH) {
     throw new AppError('validation_error', `The rendered template is larger than ${MAX_RENDERED_LENGTH / 1024 / 1024} MB; send smaller variable values.`);

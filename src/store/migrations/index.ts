@@ -15,6 +15,7 @@ import * as emailSources from './0012-email-sources.ts';
 import * as dashboardSessions from './0013-dashboard-sessions.ts';
 import * as sentMessages from './0014-sent-messages.ts';
 import * as eventEmails from './0015-event-emails.ts';
+import * as broadcastEmails from './0016-broadcast-emails.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '0013-dashboard-sessions': dashboardSessions,
   '0014-sent-messages': sentMessages,
   '0015-event-emails': eventEmails,
+  '0016-broadcast-emails': broadcastEmails,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
