@@ -65,7 +65,8 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       scope.addHook('onRequest', async (_request, reply) => void reply.headers(SECURITY_HEADERS));
       scope.addHook('onRequest', hooks.onRequest);
       scope.addHook('preHandler', hooks.preHandler);
-      scope.addHook('onClose', async () => live.close());
+      // Before the server waits for its connections to end: an open stream would hold it forever.
+      scope.addHook('preClose', async () => live.close());
       scope.setErrorHandler(async (error, request, reply) => {
         const appError = toAppError(error, request);
         if (appError.status >= 500) request.log.error({ err: error }, 'dashboard request failed');
