@@ -40,7 +40,7 @@ for (const dialect of dialects) {
       await page.waitForURL(`**/dashboard/broadcasts/${id}`);
       assert.equal(await page.frameLocator('iframe.message').locator('p').innerText(), 'Hello {{{FIRST_NAME|there}}}', 'the html as written, before personalisation');
       await page.getByRole('button', { name: 'Send now' }).click();
-      await page.waitForURL(`**/dashboard/broadcasts/${id}?notice=sent`);
+      await page.waitForURL(`**/dashboard/broadcasts/${id}?done=sent`);
 
       await eventually(async () => {
         const emails = await t.ctx.db.selectFrom('emails').select('last_event').where('broadcast_id', '=', id).execute();
@@ -64,7 +64,7 @@ for (const dialect of dialects) {
       await page.goto(`/dashboard/broadcasts/${id}`);
       assert.match(await page.getByRole('region', { name: 'Cancel' }).innerText(), /Scheduled for/);
       await page.getByRole('button', { name: 'Cancel the broadcast' }).click();
-      await page.waitForURL(`**/dashboard/broadcasts/${id}?notice=canceled`);
+      await page.waitForURL(`**/dashboard/broadcasts/${id}?done=canceled`);
       assert.equal((await t.resend.broadcasts.get(id)).data!.status, 'draft');
       assert.equal(await page.getByRole('button', { name: 'Schedule' }).count(), 1, 'a draft again: it can be scheduled');
     });
@@ -74,7 +74,7 @@ for (const dialect of dialects) {
       await page.goto(`/dashboard/broadcasts/${data!.id}`);
       await page.getByLabel('Send at (ISO 8601 or "in 1 hour")').fill('in 2 hours');
       await page.getByRole('button', { name: 'Schedule' }).click();
-      await page.waitForURL(`**/dashboard/broadcasts/${data!.id}?notice=scheduled`);
+      await page.waitForURL(`**/dashboard/broadcasts/${data!.id}?done=scheduled`);
       const shown = (await t.resend.broadcasts.get(data!.id)).data!;
       assert.equal(shown.status, 'scheduled');
       assert.equal(Date.parse(shown.scheduled_at!.replace(' ', 'T').replace(/\+00$/, 'Z')) - t.clock.now() > 3600_000, true, 'about two hours ahead');
@@ -111,7 +111,7 @@ for (const dialect of dialects) {
       assert.equal(await page.getByLabel('NAME', { exact: true }).inputValue(), 'Ann <b>Lee</b>', 'the form keeps the value');
 
       await page.getByRole('button', { name: 'Publish' }).click();
-      await page.waitForURL(`**/dashboard/templates/${id}?notice=published`);
+      await page.waitForURL(`**/dashboard/templates/${id}?done=published`);
       assert.equal((await t.resend.templates.get(id)).data!.status, 'published');
       await page.getByLabel('NAME', { exact: true }).fill('Ann');
       await page.getByRole('button', { name: 'Preview' }).click();

@@ -67,7 +67,7 @@ export function apiKeyPages(app: App, ctx: Context): void {
 </table>
 ${pager('/dashboard/api-keys', query, keys)}
 ${createForm(request, domains.data)}`;
-    const notice = query.notice ? NOTICES[query.notice] : undefined;
+    const notice = query.done ? NOTICES[query.done] : undefined;
     return reply.type(HTML).send(page('API keys', content, { section: 'api-keys', csrfToken: request.session!.csrfToken, notice }));
   });
 
@@ -86,6 +86,6 @@ ${createForm(request, domains.data)}`;
   // lands on the sign-in page.
   app.post('/api-keys/:id/delete', route, async (request, reply) => {
     await apiKeys.deleteApiKey(ctx, pathId(request, 'id', 'API key'));
-    return reply.redirect('/dashboard/api-keys?notice=deleted', 303);
+    return reply.redirect('/dashboard/api-keys?done=deleted', 303);
   });
 }

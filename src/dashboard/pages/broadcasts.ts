@@ -100,7 +100,7 @@ ${pager('/dashboard/broadcasts', query, result)}`;
       countEmailsByStatus(ctx, id),
       listRecipients(ctx, id, readPage(query, RECIPIENTS_PAGE_SIZE)),
     ]);
-    const { notice: _, ...listQuery } = query;
+    const { done: _, ...listQuery } = query;
     const content = html`<dl class="facts">
 <dt>Status</dt><dd>${status(broadcast.status)}</dd>
 <dt>From</dt><dd>${broadcast.from}</dd>
@@ -124,7 +124,7 @@ ${pager(`/dashboard/broadcasts/${id}`, listQuery, recipients)}` : ''}</section>
 ${messageFrame(`/dashboard/broadcasts/${id}/html`, broadcast.html !== null)}
 ${broadcast.text ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${broadcast.text}</pre></section>` : ''}`;
     const title = broadcast.name || broadcast.subject || '(no name)';
-    const notice = query.notice ? NOTICES[query.notice] : undefined;
+    const notice = query.done ? NOTICES[query.done] : undefined;
     return reply.type('text/html; charset=utf-8').send(page(title, content, { section: 'broadcasts', csrfToken: request.session!.csrfToken, notice }));
   });
 
@@ -149,4 +149,4 @@ ${broadcast.text ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><
 
 
 /** After a change: back to the broadcast's page (POST, then GET), saying what was done. */
-const back = (reply: FastifyReply, id: string, notice: keyof typeof NOTICES) => reply.redirect(`/dashboard/broadcasts/${id}?notice=${notice}`, 303);
+const back = (reply: FastifyReply, id: string, notice: keyof typeof NOTICES) => reply.redirect(`/dashboard/broadcasts/${id}?done=${notice}`, 303);

@@ -93,7 +93,7 @@ ${preview.subject !== null ? html`<dl class="facts"><dt>Subject</dt><dd class="p
 </section>
 ${messageFrame(`${path}/preview${sampleQuery(samples)}`, true)}
 ${preview.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${preview.text}</pre></section>` : ''}`;
-    const notice = query.notice === 'published' ? 'The template is published: sending uses this version.' : undefined;
+    const notice = query.done === 'published' ? 'The template is published: sending uses this version.' : undefined;
     return reply.type('text/html; charset=utf-8').send(page(template.name, content, { section: 'templates', csrfToken: request.session!.csrfToken, notice }));
   });
 
@@ -105,6 +105,6 @@ ${preview.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Tex
 
   app.post('/templates/:id/publish', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const { id } = await templates.publishTemplate(ctx, (request.params as { id: string }).id);
-    return reply.redirect(`/dashboard/templates/${id}?notice=published`, 303);
+    return reply.redirect(`/dashboard/templates/${id}?done=published`, 303);
   });
 }

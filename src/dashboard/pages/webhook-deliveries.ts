@@ -20,7 +20,7 @@ export function webhookDeliveryPages(app: App, ctx: Context): void {
     const eventId = pathId(request, 'event_id', 'Webhook event');
     const event = await deliveries.getWebhookEvent(ctx, id, eventId);
     const attempts = await deliveries.listWebhookAttempts(ctx, id, eventId, { limit: ATTEMPTS, after: undefined, before: undefined });
-    const replayed = (request.query as { notice?: string }).notice === 'replayed';
+    const replayed = (request.query as { done?: string }).done === 'replayed';
     const content = html`<p><a href="/dashboard/webhooks/${id}">Back to the webhook</a></p>
 <dl class="facts">
 <dt>Status</dt><dd>${status(event.status)}</dd>
@@ -56,6 +56,6 @@ ${event.next_attempt_at ? html`<dt>Next attempt</dt><dd>${when(event.next_attemp
     const id = pathId(request, 'id', 'Webhook');
     const eventId = pathId(request, 'event_id', 'Webhook event');
     await deliveries.replayWebhookEvent(ctx, id, eventId);
-    return reply.redirect(`/dashboard/webhooks/${id}/events/${eventId}?notice=replayed`, 303);
+    return reply.redirect(`/dashboard/webhooks/${id}/events/${eventId}?done=replayed`, 303);
   });
 }

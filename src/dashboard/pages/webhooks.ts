@@ -26,7 +26,7 @@ const NOTICES: Record<string, string> = {
   rotated: 'The signing secret was replaced: the old one no longer verifies.',
   deleted: 'The webhook was deleted.',
 };
-const noticeOf = (query: Query) => (query.notice ? NOTICES[query.notice] : undefined);
+const noticeOf = (query: Query) => (query.done ? NOTICES[query.done] : undefined);
 
 // A form body keeps one value per name, so each event type is a checkbox of its own name.
 const checkboxName = (type: string) => `event:${type}`;
@@ -70,7 +70,7 @@ ${createForm(request)}`;
     const form = request.body as Query;
     const events = WEBHOOK_EVENT_TYPES.filter((type) => form[checkboxName(type)] !== undefined);
     const { id } = await webhooks.createWebhook(ctx, { endpoint: form.endpoint ?? '', events });
-    return reply.redirect(`/dashboard/webhooks/${id}?notice=created`, 303);
+    return reply.redirect(`/dashboard/webhooks/${id}?done=created`, 303);
   });
 
   app.get('/webhooks/:id', route, async (request, reply) => {
@@ -113,7 +113,7 @@ ${pager(`/dashboard/webhooks/${id}`, query, deliveries)}
     app.post(`/webhooks/:id/${status === 'enabled' ? 'enable' : 'disable'}`, route, async (request, reply) => {
       const id = pathId(request, 'id', 'Webhook');
       await webhooks.updateWebhook(ctx, id, { status });
-      return reply.redirect(`/dashboard/webhooks/${id}?notice=${status}`, 303);
+      return reply.redirect(`/dashboard/webhooks/${id}?done=${status}`, 303);
     });
   }
 
@@ -121,12 +121,12 @@ ${pager(`/dashboard/webhooks/${id}`, query, deliveries)}
   app.post('/webhooks/:id/rotate', route, async (request, reply) => {
     const id = pathId(request, 'id', 'Webhook');
     await webhooks.rotateSigningSecret(ctx, id);
-    return reply.redirect(`/dashboard/webhooks/${id}?notice=rotated`, 303);
+    return reply.redirect(`/dashboard/webhooks/${id}?done=rotated`, 303);
   });
 
   app.post('/webhooks/:id/delete', route, async (request, reply) => {
     await webhooks.deleteWebhook(ctx, pathId(request, 'id', 'Webhook'));
-    return reply.redirect('/dashboard/webhooks?notice=deleted', 303);
+    return reply.redirect('/dashboard/webhooks?done=deleted', 303);
   });
 
   webhookDeliveryPages(app, ctx);
