@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Resend } from 'resend';
-import { launchBrowser, screenshot, signedIn } from '../support/browser.ts';
+import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -11,7 +11,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 const confirming = (page: Page) => page.once('dialog', (dialog) => void dialog.accept());
 
 for (const dialect of dialects) {
-  describe(`dashboard: API keys and webhooks (${dialect})`, () => {
+  describe(`dashboard: API keys and webhooks (${dialect})`, withBrowser, () => {
     let t: TestApp;
     let smtp: TestSmtpServer;
     let receiver: WebhookReceiver;

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, screenshot, signedIn } from '../support/browser.ts';
+import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 
 const from = 'Acme News <news@example.com>';
 
 for (const dialect of dialects) {
-  describe(`dashboard: broadcasts and templates (${dialect})`, () => {
+  describe(`dashboard: broadcasts and templates (${dialect})`, withBrowser, () => {
     let t: TestApp;
     let browser: Browser;
     let page: Page;

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, screenshot, signedIn } from '../support/browser.ts';
+import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
 import { dialects, requestJson, startApp, type TestApp } from '../support/harness.ts';
 
 // The contacts section in a real browser: what the SDK creates shows in the pages, and what the pages
 // change is what the API then answers.
 
 for (const dialect of dialects) {
-  describe(`dashboard: contacts, segments, topics, properties (${dialect})`, () => {
+  describe(`dashboard: contacts, segments, topics, properties (${dialect})`, withBrowser, () => {
     let t: TestApp;
     let browser: Browser;
     let page: Page;

@@ -3,14 +3,14 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
-import { launchBrowser, screenshot, signedIn } from '../support/browser.ts';
+import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // The dashboard's sign-in, its emails pages and its defences, in a real browser (Debian's chromium)
 // against the real app.
 
 for (const dialect of dialects) {
-  describe(`the dashboard: sign-in and emails (${dialect})`, () => {
+  describe(`the dashboard: sign-in and emails (${dialect})`, withBrowser, () => {
     let t: TestApp;
     let browser: Browser;
     let hooks: WebhookReceiver;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, screenshot, signedIn } from '../support/browser.ts';
+import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { domainOf, statusBecomes } from '../support/domain-setup.ts';
 import { dialects, followLink, startApp, type TestApp } from '../support/harness.ts';
@@ -11,7 +11,7 @@ import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../support/i
 // SMTP server and domain checks ask a real DNS server.
 
 for (const dialect of dialects) {
-  describe(`dashboard: received, suppressions, domains (${dialect})`, () => {
+  describe(`dashboard: received, suppressions, domains (${dialect})`, withBrowser, () => {
     let t: TestApp;
     let dns: TestDnsServer;
     let inbound: Awaited<ReturnType<typeof startInbound>>;

@@ -1,6 +1,6 @@
 // A real browser for the dashboard tests: Debian's chromium (installed by .ci/run) driven by
 // playwright-core, signed in to a test app with its full-access key.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestApp } from './harness.ts';
@@ -9,6 +9,9 @@ import type { TestApp } from './harness.ts';
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS ?? '.screenshots';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** The dashboard tests' `skip` option: they need a chromium (CI installs Debian's), and say so when there is none. */
+export const withBrowser = { skip: existsSync(CHROMIUM) ? false : `no chromium at ${CHROMIUM} (apt install chromium, or set CHROMIUM_PATH): the browser tests are skipped` };
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
