@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { isoTime } from '../clock.ts';
 import { html } from './html.ts';
 
 // Small pieces the pages share: the CSRF field every form carries, a status badge, a time.
@@ -7,5 +8,5 @@ export const csrfField = (request: FastifyRequest) => html`<input type="hidden" 
 
 export const status = (value: string) => html`<span class="status status-${value}">${value.replaceAll('_', ' ')}</span>`;
 
-/** A stored timestamp, to the second; `ifNone` when there is none. */
-export const when = (at: string | null, ifNone = '') => (at ? html`<time datetime="${at}">${at.slice(0, 19)}</time>` : ifNone);
+/** A stored timestamp, shown to the second, its `datetime` in ISO 8601; `ifNone` when there is none. */
+export const when = (at: string | null, ifNone = '') => (at ? html`<time datetime="${isoTime(at)}">${at.slice(0, 19)}</time>` : ifNone);

@@ -6,7 +6,7 @@ import { countEmailsByStatus, listRecipients } from '../../domain/broadcasts/bro
 import { findSegmentOrThrow } from '../../domain/contacts/segments.ts';
 import { findTopicOrThrow } from '../../domain/contacts/topics.ts';
 import { EMAIL_STATES } from '../../domain/events/email-events.ts';
-import { status } from '../page-parts.ts';
+import { status, when } from '../page-parts.ts';
 import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
@@ -28,7 +28,6 @@ const NOTICES: Record<string, string> = {
   canceled: 'The broadcast is canceled.',
 };
 
-const time = (value: string | null) => (value ? html`<time datetime="${value}">${value.slice(0, 19)}</time>` : '');
 
 /** Segment (or topic) names by id, each looked up once; a deleted one shows its id. */
 async function namesOf(ids: (string | null)[], find: (id: string) => Promise<{ name: string }>): Promise<Map<string, string>> {
@@ -46,8 +45,8 @@ function actions(broadcast: { id: string; status: string; scheduled_at: string |
 <form class="inline" method="post" action="${action('send')}">${csrf}<label>Send at (ISO 8601 or "in 1 hour")<input name="scheduled_at" required></label><button type="submit">Schedule</button></form></section>`;
   }
   if (broadcast.status === 'scheduled' || broadcast.status === 'queued') {
-    const when = broadcast.status === 'scheduled' ? html`Scheduled for ${time(broadcast.scheduled_at)}. Canceling makes it a draft again.` : 'Queued: canceling stops it for good.';
-    return html`<section aria-labelledby="cancel"><h2 id="cancel">Cancel</h2><p>${when}</p>
+    const state = broadcast.status === 'scheduled' ? html`Scheduled for ${when(broadcast.scheduled_at)}. Canceling makes it a draft again.` : 'Queued: canceling stops it for good.';
+    return html`<section aria-labelledby="cancel"><h2 id="cancel">Cancel</h2><p>${state}</p>
 <form class="inline" method="post" action="${action('cancel')}" data-confirm="Cancel this broadcast?">${csrf}<button type="submit">Cancel the broadcast</button></form></section>`;
   }
   return html``;
@@ -75,9 +74,9 @@ export function broadcastPages(app: App, ctx: Context): void {
 <td><a href="/dashboard/broadcasts/${b.id}">${b.name || '(no name)'}</a></td>
 <td>${segments.get(b.segment_id) ?? b.segment_id}</td>
 <td>${status(b.status)}</td>
-<td>${time(b.created_at)}</td>
-<td>${time(b.scheduled_at)}</td>
-<td>${time(b.sent_at)}</td>
+<td>${when(b.created_at)}</td>
+<td>${when(b.scheduled_at)}</td>
+<td>${when(b.sent_at)}</td>
 </tr>`,
         )
       : html`<tr><td colspan="6">No broadcasts.</td></tr>`;
@@ -109,9 +108,9 @@ ${pager('/dashboard/broadcasts', query, result)}`;
 <dt>Topic</dt><dd>${broadcast.topic_id ? topics.get(broadcast.topic_id) : 'none'}</dd>
 ${broadcast.reply_to ? html`<dt>Reply-To</dt><dd>${broadcast.reply_to.join(', ')}</dd>` : ''}
 ${broadcast.preview_text ? html`<dt>Preview text</dt><dd>${broadcast.preview_text}</dd>` : ''}
-<dt>Created</dt><dd>${time(broadcast.created_at)}</dd>
-${broadcast.scheduled_at ? html`<dt>Scheduled</dt><dd>${time(broadcast.scheduled_at)}</dd>` : ''}
-${broadcast.sent_at ? html`<dt>Sent</dt><dd>${time(broadcast.sent_at)}</dd>` : ''}
+<dt>Created</dt><dd>${when(broadcast.created_at)}</dd>
+${broadcast.scheduled_at ? html`<dt>Scheduled</dt><dd>${when(broadcast.scheduled_at)}</dd>` : ''}
+${broadcast.sent_at ? html`<dt>Sent</dt><dd>${when(broadcast.sent_at)}</dd>` : ''}
 <dt>Id</dt><dd><code>${id}</code> <button type="button" class="secondary" data-copy="${id}">Copy</button></dd>
 </dl>
 ${actions(broadcast, request.session!.csrfToken)}
@@ -119,7 +118,7 @@ ${actions(broadcast, request.session!.csrfToken)}
 ${emailCounts(counts)}
 ${recipients.data.length ? html`<table class="list"><caption class="visually-hidden">Recipients, newest first</caption>
 <thead><tr><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
-<tbody>${recipients.data.map((r) => html`<tr><td><a href="/dashboard/emails/${r.id}">${r.email}</a></td><td>${status(r.last_event)}</td><td>${time(r.created_at)}</td></tr>`)}</tbody></table>
+<tbody>${recipients.data.map((r) => html`<tr><td><a href="/dashboard/emails/${r.id}">${r.email}</a></td><td>${status(r.last_event)}</td><td>${when(r.created_at)}</td></tr>`)}</tbody></table>
 ${pager(`/dashboard/broadcasts/${id}`, listQuery, recipients)}` : ''}</section>
 ${messageFrame(`/dashboard/broadcasts/${id}/html`, broadcast.html !== null)}
 ${broadcast.text ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${broadcast.text}</pre></section>` : ''}`;

@@ -1,4 +1,5 @@
 import type * as contacts from '../../domain/contacts/contacts.ts';
+import { when } from '../page-parts.ts';
 import { html, type Html } from '../html.ts';
 
 type ContactItem = Awaited<ReturnType<typeof contacts.listContacts>>['data'][number];
@@ -11,7 +12,7 @@ export function contactTable(list: ContactItem[], caption: string): Html {
 <td><a href="/dashboard/contacts/${c.id}">${c.email}</a></td>
 <td>${[c.first_name, c.last_name].filter(Boolean).join(' ')}</td>
 <td>${c.unsubscribed ? html`<span class="status status-unsubscribed">unsubscribed</span>` : html`<span class="status">subscribed</span>`}</td>
-<td><time datetime="${c.created_at}">${c.created_at.slice(0, 19)}</time></td>
+<td>${when(c.created_at)}</td>
 </tr>`,
       )
     : html`<tr><td colspan="4">No contacts.</td></tr>`;

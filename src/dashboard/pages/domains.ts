@@ -1,8 +1,7 @@
 import type { App } from '../../app.ts';
-import { isoTime } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import * as domains from '../../domain/sending-domains/domains.ts';
-import { status } from '../page-parts.ts';
+import { status, when } from '../page-parts.ts';
 import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
@@ -19,7 +18,6 @@ const NOTICES: Record<string, string> = {
 };
 type Query = Record<string, string | undefined>;
 
-const when = (timestamp: string) => html`<time datetime="${isoTime(timestamp)}">${timestamp.slice(0, 19)}</time>`;
 
 function rows(list: Awaited<ReturnType<typeof domains.listDomains>>['data']): Html {
   if (list.length === 0) return html`<tr><td colspan="4">No domains yet.</td></tr>`;

@@ -7,7 +7,7 @@ import { listEmailAttachments } from '../../domain/emails/sent-attachments.ts';
 import { listEmailDeliveries } from '../../domain/webhooks/deliveries.ts';
 import { EMAIL_STATES } from '../../domain/events/email-events.ts';
 import type { EmailFilter } from '../../store/emails.ts';
-import { status } from '../page-parts.ts';
+import { status, when } from '../page-parts.ts';
 import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
@@ -43,7 +43,7 @@ function rows(list: Awaited<ReturnType<typeof emails.listEmails>>['data']): Html
 <td><a href="/dashboard/emails/${e.id}">${e.subject || '(no subject)'}</a></td>
 <td>${e.to.join(', ')}</td>
 <td>${status(e.last_event)}</td>
-<td><time datetime="${e.created_at}">${e.created_at.slice(0, 19)}</time></td>
+<td>${when(e.created_at)}</td>
 </tr>`,
   )}`;
 }
@@ -121,11 +121,11 @@ ${messageFrame(`/dashboard/emails/${id}/html`, email.html !== null)}
 ${email.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${email.text}</pre></section>` : ''}
 <section aria-labelledby="timeline"><h2 id="timeline">Timeline</h2>
 <ol class="timeline">${events.data.map(
-      (e) => html`<li><time datetime="${e.created_at}">${e.created_at.slice(0, 19)}</time> ${status(e.type)}${e.recipient ? html` <span>${e.recipient}</span>` : ''}${e.response ? html`<br><code>${e.response}</code>` : ''}</li>`,
+      (e) => html`<li>${when(e.created_at)} ${status(e.type)}${e.recipient ? html` <span>${e.recipient}</span>` : ''}${e.response ? html`<br><code>${e.response}</code>` : ''}</li>`,
     )}</ol></section>
 ${deliveries.length ? html`<section aria-labelledby="webhooks"><h2 id="webhooks">Webhooks</h2><ul class="timeline">${deliveries.map(
       (d) => html`<li><a href="/dashboard/webhooks/${d.webhook_id}/events/${d.event_id}">${d.type}</a> to <code>${d.endpoint}</code> ${status(d.status)}${d.attempts.map(
-        (a) => html`<br><time datetime="${a.sent_at}">${a.sent_at.slice(0, 19)}</time> ${a.http_status_code ?? ''} ${a.error ?? ''}`,
+        (a) => html`<br>${when(a.sent_at)} ${a.http_status_code ?? ''} ${a.error ?? ''}`,
       )}</li>`,
     )}</ul></section>` : ''}
 ${attachments.data.length ? html`<section aria-labelledby="attachments"><h2 id="attachments">Attachments</h2><ul>${attachments.data.map((a) => html`<li><a href="${a.download_url}">${a.filename ?? a.id}</a> (${a.content_type}, ${a.size} bytes)</li>`)}</ul></section>` : ''}

@@ -1,9 +1,9 @@
 import type { App } from '../../app.ts';
-import { isoTime } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import * as received from '../../domain/receiving/received-emails.ts';
 import { pathId } from '../path-id.ts';
+import { when } from '../page-parts.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 import { headerTable, messageFrame, sandboxedHtml } from '../message-view.ts';
@@ -17,7 +17,6 @@ const PAGE_SIZE = 50;
 const SOURCE_CHARS = 200_000;
 type Query = Record<string, string | undefined>;
 
-const when = (timestamp: string) => html`<time datetime="${isoTime(timestamp)}">${isoTime(timestamp).slice(0, 19).replace('T', ' ')}</time>`;
 
 /** An SPF, DKIM or DMARC result as mailauth words it (pass, fail, softfail, neutral, none, temperror, permerror). */
 const verdict = (result: string) => html`<span class="status status-auth-${result}">${result}</span>`;

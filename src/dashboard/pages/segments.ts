@@ -1,4 +1,4 @@
-import { csrfField } from '../page-parts.ts';
+import { csrfField, when } from '../page-parts.ts';
 import { pathId } from '../path-id.ts';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
@@ -26,7 +26,7 @@ export function segmentPages(app: App, ctx: Context): void {
       ? result.data.map(
           (s) => html`<tr>
 <td><a href="/dashboard/contacts/segments/${s.id}">${s.name}</a></td>
-<td><time datetime="${s.created_at}">${s.created_at.slice(0, 19)}</time></td>
+<td>${when(s.created_at)}</td>
 <td><form class="inline" method="post" action="/dashboard/contacts/segments/${s.id}/delete" data-confirm="Delete the segment ${s.name}? Its contacts stay.">${csrf}<button type="submit" class="secondary" aria-label="Delete ${s.name}">Delete</button></form></td>
 </tr>`,
         )

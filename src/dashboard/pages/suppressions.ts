@@ -1,8 +1,8 @@
 import type { App } from '../../app.ts';
-import { isoTime } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import * as suppressions from '../../domain/suppressions/suppressions.ts';
 import type { SuppressionOrigin } from '../../store/schema.ts';
+import { when } from '../page-parts.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 import { pager, readPage } from '../paging.ts';
@@ -25,7 +25,7 @@ function rows(list: Awaited<ReturnType<typeof suppressions.listSuppressions>>['d
 <td>${s.email}</td>
 <td><span class="tag">${s.origin}</span></td>
 <td>${s.source_id ? html`<a href="/dashboard/emails/${s.source_id}">The email</a>` : ''}</td>
-<td><time datetime="${isoTime(s.created_at)}">${s.created_at.slice(0, 19)}</time></td>
+<td>${when(s.created_at)}</td>
 <td><form class="inline" method="post" action="/dashboard/suppressions/${s.id}/remove" data-confirm="Remove ${s.email} from the suppression list? Mail to it will go out again.">
 <input type="hidden" name="_csrf" value="${csrfToken}"><button type="submit" class="secondary" aria-label="Remove ${s.email}">Remove</button></form></td>
 </tr>`,

@@ -2,7 +2,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { previewTemplate, renderPreview } from '../../domain/templates/preview-template.ts';
 import * as templates from '../../domain/templates/templates.ts';
-import { csrfField, status } from '../page-parts.ts';
+import { csrfField, status, when } from '../page-parts.ts';
 import { html } from '../html.ts';
 import { page } from '../layout.ts';
 import { messageFrame, sandboxedHtml } from '../message-view.ts';
@@ -18,7 +18,6 @@ type Query = Record<string, string | undefined>;
 // Sample values travel in the query string under this prefix, apart from the page's own parameters.
 const SAMPLE = 'sample.';
 
-const time = (value: string | null) => (value ? html`<time datetime="${value}">${value.slice(0, 19)}</time>` : '');
 
 /** The sample values the query gives, by variable key. */
 function samplesOf(query: Query): Record<string, string> {
@@ -45,7 +44,7 @@ export function templatePages(app: App, ctx: Context): void {
 <td><a href="/dashboard/templates/${t.id}">${t.name}</a></td>
 <td>${t.alias ? html`<code>${t.alias}</code>` : ''}</td>
 <td>${status(t.status)}</td>
-<td>${time(t.updated_at)}</td>
+<td>${when(t.updated_at)}</td>
 </tr>`,
         )
       : html`<tr><td colspan="4">No templates.</td></tr>`;
@@ -72,9 +71,9 @@ ${pager('/dashboard/templates', query, result)}`;
 <dt>From</dt><dd>${template.from ?? 'none'}</dd>
 <dt>Subject</dt><dd>${template.subject ?? 'none'}</dd>
 ${template.reply_to ? html`<dt>Reply-To</dt><dd>${template.reply_to.join(', ')}</dd>` : ''}
-<dt>Created</dt><dd>${time(template.created_at)}</dd>
-<dt>Updated</dt><dd>${time(template.updated_at)}</dd>
-${template.published_at ? html`<dt>Published</dt><dd>${time(template.published_at)}</dd>` : ''}
+<dt>Created</dt><dd>${when(template.created_at)}</dd>
+<dt>Updated</dt><dd>${when(template.updated_at)}</dd>
+${template.published_at ? html`<dt>Published</dt><dd>${when(template.published_at)}</dd>` : ''}
 <dt>Id</dt><dd><code>${template.id}</code> <button type="button" class="secondary" data-copy="${template.id}">Copy</button></dd>
 </dl>
 ${publishNote ? html`<section aria-labelledby="publish"><h2 id="publish">Publish</h2><p>${publishNote}</p>
