@@ -209,6 +209,17 @@ export async function setRecipientStatus(tx: Tx, emailId: string, address: strin
     .execute();
 }
 
+/** Sets a recipient's status to `status` where it now stands at one of `below`. */
+export async function raiseRecipientStatus(tx: Tx, emailId: string, address: string, status: string, below: string[]): Promise<void> {
+  await tx
+    .updateTable('email_recipients')
+    .set({ status })
+    .where('email_id', '=', emailId)
+    .where('address', '=', address)
+    .where('status', 'in', below)
+    .execute();
+}
+
 export async function setRecipientsStatus(tx: Tx, emailId: string, status: string): Promise<void> {
   await tx.updateTable('email_recipients').set({ status }).where('email_id', '=', emailId).execute();
 }

@@ -115,6 +115,10 @@ export interface EmailEventTable {
   recipient: string | null;
   response: string | null;
   created_at: string;
+  /** The link a click followed. */
+  link: string | null;
+  /** 1 for an open or click a bot made (response says why): kept, but counted nowhere. */
+  bot: number;
 }
 
 /** The MIME source of an email submitted whole (SMTP): what is sent, in place of a composed message. */

@@ -3,7 +3,7 @@ import { newId } from '../../ids.ts';
 import * as emails from '../../store/emails.ts';
 import type { EventRow, RecipientRow } from '../../store/emails.ts';
 import type { Tx } from '../../store/db.ts';
-import { emailEvents, type EventEmail } from '../webhooks/email-payload.ts';
+import { emailEvents, engagementEvents, type EventEmail } from '../webhooks/email-payload.ts';
 import { logEvents } from './event-log.ts';
 
 /**
@@ -11,7 +11,20 @@ import { logEvents } from './event-log.ts';
  * written in rank order, so that the email's last_event (its newest event) is the best of them:
  * "delivered" when anyone got it, a failure only when nobody did.
  */
-export const EMAIL_STATES = ['queued', 'scheduled', 'canceled', 'failed', 'suppressed', 'bounced', 'delivery_delayed', 'sent', 'delivered', 'complained'] as const;
+export const EMAIL_STATES = [
+  'queued',
+  'scheduled',
+  'canceled',
+  'failed',
+  'suppressed',
+  'bounced',
+  'delivery_delayed',
+  'sent',
+  'delivered',
+  'opened',
+  'clicked',
+  'complained',
+] as const;
 
 export type EmailState = (typeof EMAIL_STATES)[number];
 
@@ -27,7 +40,9 @@ const rank = (group: RecipientEvents) => EMAIL_STATES.indexOf(group.types.at(-1)
 /** The event rows of one step, in the order they are written (by rank), with the email's new last_event. */
 function plan(emailId: string, groups: RecipientEvents[], at: string): { rows: EventRow[]; lastEvent: EmailState | undefined } {
   const ordered = [...groups].sort((a, b) => rank(a) - rank(b));
-  const rows = ordered.flatMap((g) => g.types.map((type) => ({ id: newId(), email_id: emailId, type, recipient: g.recipient, response: g.response, created_at: at })));
+  const rows = ordered.flatMap((g) =>
+    g.types.map((type) => ({ id: newId(), email_id: emailId, type, recipient: g.recipient, response: g.response, created_at: at, link: null, bot: 0 })),
+  );
   return { rows, lastEvent: ordered.at(-1)?.types.at(-1) };
 }
 
@@ -67,3 +82,35 @@ export function startingState(
   // The email stands where its best recipient does: still queued while anyone is.
   return { recipients, events: rows, lastEvent: recipients.some((r) => r.status === initial) ? initial : (lastEvent ?? initial) };
 }
+
+/** What a recipient did with an email after it arrived. */
+export type EngagementType = 'opened' | 'clicked' | 'unsubscribed';
+
+export interface Engagement {
+  type: EngagementType;
+  recipient: string;
+  /** The link a click followed. */
+  link?: string;
+  /** Why this looks like a bot (a HEAD request, a scanner's user agent): recorded, flagged, counted nowhere. */
+  bot?: string;
+  /** The request's client, for the webhook's `click`. */
+  client?: { ipAddress: string; userAgent: string };
+}
+
+/**
+ * Records an open, a click or an unsubscribe of one recipient in the caller's transaction: its event
+ * row, and unless a bot made it, the webhook event and the recipient's status and the email's
+ * last_event, each raised only when the new state ranks higher (an open never hides a complaint).
+ */
+export async function recordEngagement(ctx: Context, tx: Tx, email: EventEmail & { last_event: string }, engagement: Engagement, at: string): Promise<void> {
+  const { type, recipient } = engagement;
+  const row: EventRow = { id: newId(), email_id: email.id, type, recipient, response: engagement.bot ?? null, created_at: at, link: engagement.link ?? null, bot: engagement.bot ? 1 : 0 };
+  await emails.insertEvents(tx, [row]);
+  if (engagement.bot || type === 'unsubscribed') return;
+  await logEvents(ctx, tx, engagementEvents(email, engagement, at), at);
+  await emails.raiseRecipientStatus(tx, email.id, recipient, type, ranksBelow(type));
+  if (ranksBelow(type).includes(email.last_event as EmailState)) await emails.setLastEvent(tx, email.id, type);
+}
+
+/** The states that `state` outranks. */
+const ranksBelow = (state: EmailState): EmailState[] => EMAIL_STATES.slice(0, EMAIL_STATES.indexOf(state));

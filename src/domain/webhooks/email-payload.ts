@@ -1,7 +1,7 @@
 import { isoTime } from '../../clock.ts';
 import { bounceOf } from '../../delivery/outcomes.ts';
 import type { EmailRow } from '../../store/emails.ts';
-import type { EmailState } from '../events/email-events.ts';
+import type { EmailState, Engagement } from '../events/email-events.ts';
 import type { NewEvent } from '../events/event-log.ts';
 import { suppressedReason } from '../suppressions/suppressed-messages.ts';
 import type { WebhookEventType } from './event-types.ts';
@@ -62,4 +62,12 @@ export function emailEvents(email: EventEmail, steps: { state: EmailState; respo
     events.push({ type, data: { ...emailData(email), ...details(state, response) } });
   }
   return events;
+}
+
+/** The webhook event of an open or a click (Resend's `email.opened`, and `email.clicked` with its `click`). */
+export function engagementEvents(email: EventEmail, engagement: Engagement, at: string): NewEvent[] {
+  if (engagement.type === 'opened') return [{ type: 'email.opened', data: emailData(email) }];
+  if (engagement.type !== 'clicked') return [];
+  const click = { ipAddress: engagement.client?.ipAddress ?? '', link: engagement.link ?? '', timestamp: isoTime(at), userAgent: engagement.client?.userAgent ?? '' };
+  return [{ type: 'email.clicked', data: { ...emailData(email), click } }];
 }
