@@ -14,6 +14,7 @@ import { logRequest } from './http/request-log.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { audienceContactRoutes } from './http/routes/audience-contacts.ts';
 import { batchRoutes } from './http/routes/batch.ts';
+import { broadcastReportRoutes } from './http/routes/broadcast-reports.ts';
 import { broadcastRoutes } from './http/routes/broadcasts.ts';
 import { contactImportRoutes } from './http/routes/contact-imports.ts';
 import { contactPropertyRoutes } from './http/routes/contact-properties.ts';
@@ -31,6 +32,7 @@ import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
 import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
+import { usageRoutes } from './http/routes/usage.ts';
 import { webhookEventRoutes } from './http/routes/webhook-events.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
 
@@ -136,6 +138,8 @@ export async function buildApp(ctx: Context): Promise<App> {
   contactPropertyRoutes(app, ctx);
   domainRoutes(app, ctx);
   broadcastRoutes(app, ctx);
+  broadcastReportRoutes(app, ctx);
+  usageRoutes(app, ctx);
   webhookRoutes(app, ctx);
   unsubscribeRoutes(app, ctx);
   downloadRoutes(app, ctx);

@@ -26,9 +26,10 @@ const LIMIT_MESSAGE =
 
 /**
  * Validates a page request. Older endpoints (`everything: true`) return every item when `limit` is
- * omitted; newer ones always paginate, 20 by default.
+ * omitted; newer ones always paginate, 20 by default. Cursors are ids, or with `opaque` strings that the
+ * list itself reads (a broadcast's clicked links), passed on as they are.
  */
-export function parsePage(query: PageQueryInput, options: { everything: boolean }): PageRequest {
+export function parsePage(query: PageQueryInput, options: { everything: boolean; opaque?: boolean }): PageRequest {
   let limit: number | undefined = options.everything ? undefined : 20;
   if (query.limit !== undefined) {
     limit = /^\d+$/.test(query.limit) ? Number(query.limit) : NaN;
@@ -37,6 +38,7 @@ export function parsePage(query: PageQueryInput, options: { everything: boolean 
   if (query.after !== undefined && query.before !== undefined) {
     throw new AppError('validation_error', 'The `after` and `before` parameters cannot be used together.');
   }
+  if (options.opaque) return { limit, after: query.after, before: query.before };
   for (const name of ['after', 'before'] as const) {
     const cursor = query[name];
     if (cursor !== undefined && !isUuid(cursor)) {

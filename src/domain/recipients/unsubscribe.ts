@@ -1,11 +1,14 @@
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, notFound } from '../../errors.ts';
+import { findBroadcastEmailTo } from '../../store/broadcast-reports.ts';
 import { findContactById, updateContact, type ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
+import { findEmail } from '../../store/emails.ts';
 import { allRows } from '../../store/paginate.ts';
 import { findTopic, listContactTopics, setSubscriptions } from '../../store/topics.ts';
 import { contactEvent, topicsEvent } from '../contacts/contact-events.ts';
+import { recordEngagement } from '../events/email-events.ts';
 import { logEvents } from '../events/event-log.ts';
 import { readUnsubscribeToken, unsubscribeKey, type UnsubscribeClaims } from './unsubscribe-tokens.ts';
 
@@ -57,13 +60,25 @@ export async function getPreferences(ctx: Context, token: string): Promise<Prefe
   return preferencesOf(ctx, (await readLink(ctx, token)).contact);
 }
 
-async function leaveTopic(ctx: Context, contact: ContactRow, topicId: string): Promise<string | undefined> {
+/**
+ * The unsubscribe as an event of the link's broadcast email to the contact, in the transaction of the
+ * change, so that the broadcast's recipients list it (none when the contact's address has changed since).
+ */
+async function recordUnsubscribed(ctx: Context, tx: Tx, claims: UnsubscribeClaims, contact: ContactRow, at: string): Promise<void> {
+  const emailId = await findBroadcastEmailTo(tx, claims.broadcastId, contact.email);
+  const email = emailId === undefined ? undefined : await findEmail(tx, emailId);
+  if (email) await recordEngagement(ctx, tx, email, { type: 'unsubscribed', recipient: contact.email }, at);
+}
+
+async function leaveTopic(ctx: Context, claims: UnsubscribeClaims, contact: ContactRow, topicId: string): Promise<string | undefined> {
   const topic = await findTopic(ctx.db, topicId.toLowerCase());
   if (!topic) return undefined;
   await ctx.writer.transaction(async (tx) => {
+    const at = toTimestamp(ctx.clock.now());
     const change = { topic_id: topic.id, subscription: 'opt_out' as const };
     await setSubscriptions(tx, [{ contact_id: contact.id, ...change }]);
-    await logEvents(ctx, tx, [topicsEvent(contact.email, [change])], toTimestamp(ctx.clock.now()));
+    await logEvents(ctx, tx, [topicsEvent(contact.email, [change])], at);
+    await recordUnsubscribed(ctx, tx, claims, contact, at);
   });
   return `You will no longer receive ${topic.name}.`;
 }
@@ -77,8 +92,12 @@ export async function unsubscribeContact(ctx: Context, tx: Tx, contact: ContactR
   await logEvents(ctx, tx, [await contactEvent(tx, 'contact.updated', { ...contact, unsubscribed: 1 }, at)], at);
 }
 
-async function leaveEverything(ctx: Context, contact: ContactRow): Promise<string> {
-  await ctx.writer.transaction((tx) => unsubscribeContact(ctx, tx, contact, toTimestamp(ctx.clock.now())));
+async function leaveEverything(ctx: Context, claims: UnsubscribeClaims, contact: ContactRow): Promise<string> {
+  await ctx.writer.transaction(async (tx) => {
+    const at = toTimestamp(ctx.clock.now());
+    await unsubscribeContact(ctx, tx, contact, at);
+    await recordUnsubscribed(ctx, tx, claims, contact, at);
+  });
   return 'You will no longer receive any of these emails.';
 }
 
@@ -91,15 +110,15 @@ export async function unsubscribe(ctx: Context, token: string, form: Unsubscribe
   const { claims, contact } = await readLink(ctx, token);
   let done: string | undefined;
   if (form['List-Unsubscribe'] === 'One-Click') {
-    done = claims.topicId === null ? await leaveEverything(ctx, contact) : await leaveTopic(ctx, contact, claims.topicId);
+    done = claims.topicId === null ? await leaveEverything(ctx, claims, contact) : await leaveTopic(ctx, claims, contact, claims.topicId);
   } else if (form.topic_id !== undefined) {
     // The page's forms leave only the topics the page shows: a private topic the contact does not
     // receive is not the link's to change.
     const shown = (await shownTopics(ctx, contact)).some((topic) => topic.id === form.topic_id!.toLowerCase());
-    done = shown ? await leaveTopic(ctx, contact, form.topic_id) : undefined;
+    done = shown ? await leaveTopic(ctx, claims, contact, form.topic_id) : undefined;
     if (done === undefined) throw notFound('Topic');
   } else if (form.everything !== undefined) {
-    done = await leaveEverything(ctx, contact);
+    done = await leaveEverything(ctx, claims, contact);
   } else {
     throw new AppError('malformed_request', 'Choose a topic to leave, or everything.');
   }
