@@ -18,43 +18,32 @@ function eventsOf(eb: Scope, type: string) {
     .where((e) => e.or([e('email_events.recipient', 'is', null), e('email_events.recipient', '=', e.ref('email_recipients.address'))]));
 }
 
-export interface RecipientReportRow {
-  /** The recipient's email. */
-  id: string;
-  email: string;
-  contact_id: string | null;
-  /** With `count`: how many such events. */
-  count?: number | string | bigint;
-  /** With `response`: the answer of the newest such event. */
-  response?: string | null;
-}
-
 /**
  * A page of the broadcast's recipients with at least one event of `type`, keyset on their emails' ids
- * (newest first) over the index emails(broadcast_id, id). `address` narrows to one recipient (lowercase);
- * `count` and `response` add those columns.
+ * (newest first) over the index emails(broadcast_id, id), with the `count` of those events and the
+ * `response` of the newest. `address` narrows to one recipient (lowercase).
  */
-export async function listRecipientsWithEvent(
-  db: Db,
-  broadcastId: string,
-  type: string,
-  options: { address?: string; count?: boolean; response?: boolean },
-  page: PageRequest,
-): Promise<{ has_more: boolean; data: RecipientReportRow[] }> {
+export async function listRecipientsWithEvent(db: Db, broadcastId: string, type: string, address: string | undefined, page: PageRequest) {
   let query = db
     .selectFrom('emails')
     .innerJoin('email_recipients', 'email_recipients.email_id', 'emails.id')
     .leftJoin('contacts', 'contacts.email', 'email_recipients.address')
-    .select(['emails.id as id', 'email_recipients.address as email', 'contacts.id as contact_id'])
+    .select((eb) => [
+      'emails.id as id',
+      'email_recipients.address as email',
+      'contacts.id as contact_id',
+      eventsOf(eb, type).select((e) => e.fn.countAll<number | string>().as('n')).as('count'),
+      eventsOf(eb, type).select('email_events.response').orderBy('email_events.id', 'desc').limit(1).as('response'),
+    ])
     .where('emails.broadcast_id', '=', broadcastId)
     .where((eb) => eb.exists(eventsOf(eb, type).select('email_events.id')));
-  if (options.address !== undefined) query = query.where(sql<boolean>`lower(email_recipients.address) = ${options.address}`);
-  if (options.count) query = query.select((eb) => eventsOf(eb, type).select((e) => e.fn.countAll().as('n')).as('count')) as typeof query;
-  if (options.response) {
-    query = query.select((eb) => eventsOf(eb, type).select('email_events.response').orderBy('email_events.id', 'desc').limit(1).as('response')) as typeof query;
-  }
-  return selectPage(query as never, 'emails.id', page) as Promise<{ has_more: boolean; data: RecipientReportRow[] }>;
+  if (address !== undefined) query = query.where(sql<boolean>`lower(email_recipients.address) = ${address}`);
+  const result = await selectPage(query, 'emails.id', page);
+  // PostgreSQL counts in bigint, which pg hands over as a string.
+  return { has_more: result.has_more, data: result.data.map((row) => ({ ...row, count: Number(row.count) })) };
 }
+
+export type RecipientReportRow = Awaited<ReturnType<typeof listRecipientsWithEvent>>['data'][number];
 
 /** The non-bot clicks of each of these emails, by link. */
 export async function countClicksByLink(db: Db, emailIds: string[]): Promise<{ email_id: string; link: string; clicks: number }[]> {

@@ -67,7 +67,7 @@ async function bouncedOfType(ctx: Context, broadcastId: string, bounceType: Boun
   const kept: reports.RecipientReportRow[] = [];
   for (;;) {
     const scan = { limit: BOUNCE_SCAN, after: backwards ? undefined : cursor, before: backwards ? cursor : undefined };
-    const batch = await reports.listRecipientsWithEvent(ctx.db, broadcastId, 'bounced', { address, response: true }, scan);
+    const batch = await reports.listRecipientsWithEvent(ctx.db, broadcastId, 'bounced', address, scan);
     const matching = batch.data.filter((row) => bounceTypeOf(row.response) === bounceType);
     // Walking back, rows nearer the cursor come last: a batch's matches go in front of those kept.
     if (backwards) kept.unshift(...matching);
@@ -91,14 +91,14 @@ export async function listBroadcastRecipients(ctx: Context, id: string, query: R
   const counted = type === 'opened' || type === 'clicked';
   const result =
     bounceType === undefined
-      ? await reports.listRecipientsWithEvent(ctx.db, broadcastId, type, { address, count: counted, response: type === 'bounced' }, page)
+      ? await reports.listRecipientsWithEvent(ctx.db, broadcastId, type, address, page)
       : await bouncedOfType(ctx, broadcastId, bounceType, address, page);
   const links = type === 'clicked' ? await reports.countClicksByLink(ctx.db, result.data.map((row) => row.id)) : [];
   const data: BroadcastRecipient[] = result.data.map((row) => ({
     id: row.id,
     contact_id: row.contact_id,
     email: row.email,
-    ...(counted ? { count: Number(row.count) } : {}),
+    ...(counted ? { count: row.count } : {}),
     ...(type === 'bounced' ? { bounce_type: bounceTypeOf(row.response) } : {}),
     ...(type === 'clicked' ? { clicked_links: clickedLinks(links.filter((link) => link.email_id === row.id)) } : {}),
   }));
