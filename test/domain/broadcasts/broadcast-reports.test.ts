@@ -254,3 +254,58 @@ for (const dialect of dialects) {
     });
   });
 }
+
+for (const dialect of dialects) {
+  describe(`the bounces of one type among many (${dialect})`, () => {
+    let t: TestApp;
+    let broadcast: string;
+    /** The bounced recipients, newest email first. */
+    let all: { id: string; email: string }[];
+    before(async () => {
+      t = await startApp(dialect);
+      const segment = (await t.resend.segments.create({ name: 'Many' })).data!.id;
+      for (let i = 0; i < 205; i++) await t.resend.contacts.create({ email: `bounced+${i}@resend.dev`, segments: [{ id: segment }] });
+      broadcast = (await t.resend.broadcasts.create({ from: 'news@example.com', subject: 'S', html: '<p>x</p>', segmentId: segment, send: true })).data!.id;
+      const rows = async () => {
+        const list: { id: string; email: string }[] = [];
+        let after: string | undefined;
+        for (;;) {
+          const { data } = await t.resend.broadcasts.recipients(broadcast, { type: 'bounced', limit: 100, after });
+          list.push(...data!.data);
+          if (!data!.has_more) return list;
+          after = data!.data.at(-1)!.id;
+        }
+      };
+      all = await eventually(async () => {
+        const list = await rows();
+        return list.length === 205 ? list : undefined;
+      });
+      // Two of them bounce again, for a while only: the newest answer is the bounce's type.
+      for (const at of [0, 150]) {
+        await t.ctx.writer.transaction(async (tx) => {
+          const email = (await emails.findEmail(tx, all[at]!.id))!;
+          await recordEvents(t.ctx, tx, email, [{ recipient: all[at]!.email, types: ['bounced'], response: '452 4.2.2 Mailbox full' }], '2026-11-27 11:00:00.000+00');
+        });
+      }
+    });
+    after(() => t.close());
+
+    it('finds them across the reads of a page (100 bounces each), both ways', async () => {
+      const transient = async (options: object) => {
+        const { data, error } = await t.resend.broadcasts.recipients(broadcast, { type: 'bounced', bounceType: 'transient', limit: 1, ...options } as never);
+        assert.equal(error, null);
+        return { has_more: data!.has_more, emails: data!.data.map((r) => r.email) };
+      };
+      const [first, second, last] = [all[0]!, all[150]!, all[204]!];
+      assert.deepEqual(await transient({}), { has_more: true, emails: [first.email] });
+      assert.deepEqual(await transient({ after: first.id }), { has_more: false, emails: [second.email] });
+      assert.deepEqual(await transient({ before: last.id }), { has_more: true, emails: [second.email] });
+      assert.deepEqual(await transient({ before: second.id }), { has_more: false, emails: [first.email] });
+      assert.deepEqual(await transient({ limit: 100 }), { has_more: false, emails: [first.email, second.email] });
+      const { data } = await t.resend.broadcasts.recipients(broadcast, { type: 'bounced', bounceType: 'permanent', limit: 100 });
+      assert.equal(data!.data.length, 100);
+      assert.equal(data!.has_more, true);
+      assert.ok(!data!.data.some((r) => r.email === first.email));
+    });
+  });
+}
