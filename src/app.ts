@@ -11,6 +11,7 @@ import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
 import { limitLargeBodies } from './http/large-bodies.ts';
 import { describeRoutes } from './http/openapi.ts';
 import { logRequest } from './http/request-log.ts';
+import { countRequests } from './http/request-metrics.ts';
 import { apiKeyRoutes } from './http/routes/api-keys.ts';
 import { audienceContactRoutes } from './http/routes/audience-contacts.ts';
 import { batchRoutes } from './http/routes/batch.ts';
@@ -118,6 +119,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   app.addHook('onRequest', authenticate(ctx));
   app.addHook('onRequest', limitLargeBodies(ctx.config.http.maxLargeBodies));
   app.addHook('onResponse', logRequest);
+  app.addHook('onResponse', countRequests(ctx.instruments));
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(notFound(app));
 

@@ -15,6 +15,7 @@ import { createTransport, type Transport } from './delivery/transports.ts';
 import { createResolver } from './dns.ts';
 import { openDb, type Db } from './store/db.ts';
 import { createDeliveryLog, type DeliveryLog } from './workers/delivery-log.ts';
+import { createInstruments, type Instruments } from './monitoring/instruments.ts';
 import { migrate } from './store/migrations/index.ts';
 import { createWriter, type Writer } from './store/sqlite/writer.ts';
 
@@ -52,6 +53,8 @@ export interface Context {
   readonly largeMessages: Semaphore;
   /** Each delivery attempt at debug, and their summary at info every ten seconds. */
   readonly deliveryLog: DeliveryLog;
+  /** What GET /metrics tells Prometheus. */
+  readonly instruments: Instruments;
 }
 
 export interface JobSignal {
@@ -99,6 +102,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     jobsAdded,
     largeMessages: createSemaphore(config.worker.maxLargeMessages),
     deliveryLog: createDeliveryLog(log),
+    instruments: createInstruments(db, clock),
   };
 }
 

@@ -30,14 +30,19 @@ export function authenticate(ctx: Context) {
     const access = request.routeOptions.config.access ?? 'full';
     // Unknown routes answer 404 (or 405) to anyone.
     if (access === 'public' || access === 'dashboard' || request.is404) return;
-    const token = bearerToken(request.headers.authorization);
-    if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
-    const key = await ctx.apiKeys.find(hashToken(token));
-    if (!key) throw new AppError('invalid_api_key', 'API key is invalid.');
-    if (access === 'full' && key.permission !== 'full_access') {
-      throw new AppError('restricted_api_key', 'This API key is restricted to only send emails.');
-    }
-    ctx.keyUsage.touch(key.id);
-    request.apiKey = key;
+    request.apiKey = await keyFor(ctx, request.headers.authorization, access);
   };
+}
+
+/** The key an `Authorization: Bearer <token>` header names, if it may call a route of `access`; else why not. */
+export async function keyFor(ctx: Context, authorization: string | undefined, access: 'sending' | 'full'): Promise<ApiKeyRow> {
+  const token = bearerToken(authorization);
+  if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
+  const key = await ctx.apiKeys.find(hashToken(token));
+  if (!key) throw new AppError('invalid_api_key', 'API key is invalid.');
+  if (access === 'full' && key.permission !== 'full_access') {
+    throw new AppError('restricted_api_key', 'This API key is restricted to only send emails.');
+  }
+  ctx.keyUsage.touch(key.id);
+  return key;
 }

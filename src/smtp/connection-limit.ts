@@ -5,9 +5,10 @@ export const smtpError = (responseCode: number, message: string): Error => Objec
 
 /**
  * At most `max` connections at once from one client address: the next is refused with 421 at
- * connect, and the count falls as connections close (refused ones were never counted).
+ * connect, and the count falls as connections close (refused ones were never counted). `accepted`
+ * hears of each connection let in.
  */
-export function connectionLimit(max: number) {
+export function connectionLimit(max: number, accepted: () => void = () => {}) {
   const open = new Map<string, number>();
   const counted = new Set<string>();
   return {
@@ -17,6 +18,7 @@ export function connectionLimit(max: number) {
       if (count >= max) return callback(smtpError(421, `4.7.0 Too many connections from ${address}, try again later`));
       open.set(address, count + 1);
       counted.add(session.id);
+      accepted();
       callback();
     },
     onClose(session: SMTPServerSession): void {

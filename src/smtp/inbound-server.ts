@@ -17,7 +17,7 @@ import { asReply, baseOptions, listen, messageReader, type SmtpListener } from '
 
 export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>): Promise<SmtpListener> {
   const { inbound, mailHostname } = ctx.config;
-  const limit = connectionLimit(inbound.maxClientConnections);
+  const limit = connectionLimit(inbound.maxClientConnections, () => ctx.instruments.smtpSessions.inc({ server: 'inbound' }));
   const read = messageReader();
 
   async function onRcptTo(address: string, session: SMTPServerSession): Promise<void> {

@@ -31,7 +31,7 @@ interface SessionUser {
 /** The submission server: `listen` starts a listener (STARTTLS, or implicit TLS when `secure`); all share their limits. */
 export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>): { listen(port: number, secure: boolean): Promise<SmtpListener> } {
   const { submission, mailHostname } = ctx.config;
-  const limit = connectionLimit(submission.maxClientConnections);
+  const limit = connectionLimit(submission.maxClientConnections, () => ctx.instruments.smtpSessions.inc({ server: 'submission' }));
   const failures = authFailures(submission.maxAuthFailures, () => ctx.clock.now());
   const read = messageReader();
   const tooManyFailures = () => smtpError(421, '4.7.0 Too many failed authentication attempts from this address, try again later');

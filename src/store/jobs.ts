@@ -163,3 +163,15 @@ export async function renewJobLock(tx: Db | Tx, id: string, workerId: string, no
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Per task, the jobs due at `now` that no worker holds, and the due time of the oldest (the queue gauges). */
+export async function dueJobsByTask(db: Db, now: number): Promise<{ task: string; due: number; oldest_run_at: number }[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select((eb) => ['task', eb.fn.countAll<number | string>().as('due'), eb.fn.min('run_at').as('oldest_run_at')])
+    .where('run_at', '<=', now)
+    .where('locked_by', 'is', null)
+    .groupBy('task')
+    .execute();
+  return rows.map((row) => ({ task: row.task, due: Number(row.due), oldest_run_at: Number(row.oldest_run_at) }));
+}

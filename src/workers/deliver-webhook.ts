@@ -59,6 +59,7 @@ export async function deliverWebhookTask(ctx: Context, job: Job<'deliver-webhook
     const status = succeeded(result) ? 'success' : retryIn === undefined ? 'failed' : 'attempting';
     await events.setMessageStatus(tx, message.id, status, retryIn === undefined ? null : toTimestamp(at + retryIn));
     await updateHealth(ctx, tx, webhook, succeeded(result), at);
+    ctx.writer.afterCommit(tx, () => ctx.instruments.webhookAttempts.inc({ outcome: status }));
   });
 }
 

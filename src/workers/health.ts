@@ -1,4 +1,6 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { AppError } from '../errors.ts';
+import { keyFor } from '../http/auth.ts';
 import type { Context } from '../context.ts';
 import { WORKER_STALE_MS, type Runner } from './runner.ts';
 
@@ -15,16 +17,19 @@ function answer(response: ServerResponse, status: number, body: object): void {
 /**
  * `GET /health` on a port of the worker's own (WORKER_HEALTH_PORT), for a supervisor to watch a
  * process that serves no API: 200 while its heartbeat row is fresh, 503 when it is stale (the database
- * refuses it) or gone (stopping). Bounded like the API: a request has 10 s, an idle connection a minute.
+ * refuses it) or gone (stopping); and its `GET /metrics`. Bounded like the API: a request has 10 s, an
+ * idle connection a minute.
  */
 export async function listenWorkerHealth(ctx: Context, runner: Runner, port: number, host: string): Promise<Server> {
   const server = createServer({ requestTimeout: 10_000, headersTimeout: 10_000, connectionsCheckingInterval: 1000 }, (request, response) => {
-    if (request.url?.split('?')[0] !== '/health') {
+    const path = request.url?.split('?')[0];
+    if (path !== '/health' && path !== '/metrics') {
       return answer(response, 404, { statusCode: 404, name: 'not_found', message: 'The requested endpoint does not exist.' });
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return answer(response, 405, { statusCode: 405, name: 'method_not_allowed', message: `Method ${request.method} is not allowed on /health.` });
+      return answer(response, 405, { statusCode: 405, name: 'method_not_allowed', message: `Method ${request.method} is not allowed on ${path}.` });
     }
+    if (path === '/metrics') return void scrape(ctx, request, response);
     const age = runner.heartbeatAt === undefined ? null : ctx.clock.now() - runner.heartbeatAt;
     const healthy = age !== null && age < HEALTHY_MS;
     answer(response, healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', worker: runner.id, heartbeat_age_ms: age });
@@ -38,4 +43,19 @@ export async function listenWorkerHealth(ctx: Context, runner: Runner, port: num
     });
   });
   return server;
+}
+
+/** GET /metrics for a process that serves no API, with the same full-access key as the API's. */
+async function scrape(ctx: Context, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  try {
+    await keyFor(ctx, request.headers.authorization, 'full');
+    const { contentType, body } = await ctx.instruments.scrape();
+    response.writeHead(200, { 'content-type': contentType }).end(body);
+  } catch (error) {
+    if (!(error instanceof AppError)) {
+      ctx.log.error({ err: error }, 'metrics scrape failed');
+      return answer(response, 500, { statusCode: 500, name: 'internal_server_error', message: 'The metrics could not be read.' });
+    }
+    answer(response, error.status, error.toBody());
+  }
 }

@@ -1,4 +1,4 @@
-import { toTimestamp } from '../clock.ts';
+import { isoTime, toTimestamp } from '../clock.ts';
 import type { Context } from '../context.ts';
 import { simulatedOutcome } from '../delivery/test-addresses.ts';
 import { classify, eventsOf, type Verdict } from '../delivery/outcomes.ts';
@@ -147,5 +147,12 @@ async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: Email
     await recordEvents(ctx, tx, email, groups, at);
     if (raw) await emails.saveSentMessage(tx, emailId, raw, at);
     for (const o of outcomes) if (o.real && o.verdict === 'bounced') await suppress(ctx, tx, { email: o.address, origin: 'bounce', sourceId: emailId }, at);
+    ctx.writer.afterCommit(tx, () => observeLatency(ctx, email, outcomes, now));
   });
+}
+
+/** Each real answer's time since the email was accepted, or was due if scheduled (a deferral's too). */
+function observeLatency(ctx: Context, email: EmailRow, outcomes: Outcome[], now: number): void {
+  const seconds = Math.max(0, (now - Date.parse(isoTime(email.scheduled_at ?? email.created_at))) / 1000);
+  for (const o of outcomes) if (o.real && o.verdict !== 'refused') ctx.instruments.deliveryLatency.observe({ outcome: o.verdict }, seconds);
 }

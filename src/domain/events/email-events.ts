@@ -63,6 +63,12 @@ export async function recordEvents(ctx: Context, tx: Tx, email: EventEmail, grou
     else await emails.setRecipientStatus(tx, emailId, group.recipient, status);
   }
   await emails.setLastEvent(tx, emailId, lastEvent);
+  countAfterCommit(ctx, tx, rows);
+}
+
+/** The events in Prometheus's counter, once they are committed. */
+function countAfterCommit(ctx: Context, tx: Tx, rows: EventRow[]): void {
+  ctx.writer.afterCommit(tx, () => rows.forEach((row) => ctx.instruments.emailEvents.inc({ event: row.type })));
 }
 
 /**
@@ -106,7 +112,9 @@ export async function recordEngagement(ctx: Context, tx: Tx, email: EventEmail &
   const { type, recipient } = engagement;
   const row: EventRow = { id: newId(), email_id: email.id, type, recipient, response: engagement.bot ?? null, created_at: at, link: engagement.link ?? null, bot: engagement.bot ? 1 : 0 };
   await emails.insertEvents(tx, [row]);
-  if (engagement.bot || type === 'unsubscribed') return;
+  if (engagement.bot) return;
+  countAfterCommit(ctx, tx, [row]);
+  if (type === 'unsubscribed') return;
   await logEvents(ctx, tx, engagementEvents(email, engagement, at), at);
   await emails.raiseRecipientStatus(tx, email.id, recipient, type, ranksBelow(type));
   if (ranksBelow(type).includes(email.last_event as EmailState)) await emails.setLastEvent(tx, email.id, type);

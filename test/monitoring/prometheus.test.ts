@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { listenWorkerHealth } from '../../src/workers/health.ts';
+import { Runner } from '../../src/workers/runner.ts';
+import { tasks } from '../../src/workers/tasks.ts';
+import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
+import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+
+/** The value of one sample of Prometheus's text format, e.g. `mailroom_email_events_total{event="delivered"}`; 0 when absent. */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
+for (const dialect of dialects) {
+  describe(`GET /metrics (${dialect})`, () => {
+    let t: TestApp;
+    let receiver: WebhookReceiver;
+    before(async () => {
+      receiver = await startWebhookReceiver();
+      t = await startApp(dialect, { env: { MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+    });
+    after(async () => {
+      await t.close();
+      await receiver.close();
+    });
+
+    const scrape = async (token = t.token) => {
+      const response = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      return { status: response.status, type: response.headers.get('content-type'), text: await response.text() };
+    };
+
+    it('is refused without a full-access key', async () => {
+      assert.equal((await fetch(`${t.url}/metrics`)).status, 401);
+      const sending = (await t.resend.apiKeys.create({ name: 'sending', permission: 'sending_access' })).data!.token;
+      const refused = await scrape(sending);
+      assert.equal(refused.status, 401);
+      assert.equal(JSON.parse(refused.text).name, 'restricted_api_key');
+    });
+
+    it('counts requests, email events, deliveries, webhook attempts and SMTP sessions, and reads the queue', async () => {
+      const before = (await scrape()).text;
+      await t.resend.webhooks.create({ endpoint: receiver.url, events: ['email.delivered'] });
+      const { data } = await t.resend.emails.send({ from: 'a@example.com', to: 'b@example.com', subject: 's', text: 'x' });
+      await eventually(async () => (await t.resend.emails.get(data!.id)).data?.last_event === 'delivered');
+      await eventually(() => receiver.received.length === 1);
+
+      const submission = await startSubmission(t);
+      try {
+        const info = await submissionClient(submission.port, t.token).sendMail({ from: 'a@example.com', to: 'c@example.com', subject: 's', text: 'x' });
+        await eventually(async () => (await t.resend.emails.get(idOf(info.response)!)).data?.last_event === 'delivered');
+      } finally {
+        await submission.close();
+      }
+      // A job due in the future is not due yet; one due now that no worker holds is.
+      await t.runner!.stop(1000);
+      await t.resend.emails.send({ from: 'a@example.com', to: 'd@example.com', subject: 's', text: 'x' });
+
+      const now = await eventually(async () => {
+        const answer = await scrape();
+        return sample(answer.text, 'mailroom_webhook_attempts_total{outcome="success"}') >= 2 ? answer : undefined;
+      });
+      assert.equal(now.status, 200);
+      assert.match(now.type!, /^text\/plain; version=0\.0\.4/);
+      const grew = (series: string) => sample(now.text, series) - sample(before, series);
+      assert.equal(grew('mailroom_http_requests_total{method="POST",route="/emails",status="200"}'), 2);
+      assert.equal(grew('mailroom_email_events_total{event="delivered"}'), 2, 'the API send and the submitted one');
+      assert.equal(grew('mailroom_delivery_latency_seconds_count{outcome="delivered"}'), 2);
+      assert.equal(grew('mailroom_webhook_attempts_total{outcome="success"}'), 2, 'both delivered events');
+      assert.equal(grew('mailroom_smtp_sessions_total{server="submission"}'), 1);
+      assert.equal(sample(now.text, 'mailroom_jobs_due{task="send-email"}'), 1);
+      assert.ok(sample(now.text, 'mailroom_jobs_oldest_due_age_seconds{task="send-email"}') >= 0);
+      assert.ok(now.text.includes('mailroom_http_request_duration_seconds_bucket{le="0.005",method="POST",route="/emails"}'));
+      assert.ok(now.text.includes('mailroom_process_cpu_seconds_total'), "the process's own metrics");
+      assert.ok(!now.text.includes(t.token), 'no secret in the scrape');
+      t.runner!.start();
+    });
+
+    it("is served by a worker's health port, with the same key", async () => {
+      const server = await listenWorkerHealth(t.ctx, new Runner(t.ctx, tasks), 0, '127.0.0.1');
+      try {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        assert.equal((await fetch(`${base}/metrics`)).status, 401);
+        const answer = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${t.token}` } });
+        assert.equal(answer.status, 200);
+        assert.match(await answer.text(), /mailroom_jobs_due/);
+      } finally {
+        server.close();
+        server.closeAllConnections();
+      }
+    });
+  });
+}
