@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { CreateBroadcastOptions, CreateEmailOptions } from 'resend';
-import { createTrackingToken, trackingKey } from '../../../src/domain/tracking/tracking-tokens.ts';
+import { createTrackingToken, readTrackingToken, trackingKey } from '../../../src/domain/tracking/tracking-tokens.ts';
 import * as emails from '../../../src/store/emails.ts';
 import { dialects, eventually, followLink, startApp, type TestApp } from '../../support/harness.ts';
 import { startSmtpServer, type ReceivedMessage, type TestSmtpServer } from '../../support/smtp-server.ts';
@@ -206,3 +206,25 @@ for (const dialect of dialects) {
     });
   });
 }
+
+for (const dialect of dialects) {
+  describe(`open and click tracking in capture mode (${dialect})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startApp(dialect, { env: { MAILROOM_PUBLIC_URL: PUBLIC_URL } });
+      await t.resend.domains.create({ name: 'tracked.test', openTracking: true });
+    });
+    after(() => t.close());
+
+    it("keeps the first recipient's tracked message as the email's message", async () => {
+      const { data } = await t.resend.emails.send({ from: 'news@tracked.test', to: ['ann@example.org', 'bob@example.org'], subject: 'Hi', html: HTML });
+      const id = data!.id;
+      await eventually(async () => (await emails.findEmail(t.ctx.db, id))?.last_event === 'delivered' || undefined);
+      const raw = await (await t.fetch(`/emails/${id}/raw`, { headers: { accept: 'message/rfc822' } })).text();
+      const token = raw.replace(/=\r\n/g, '').match(/\/track\/open\/([A-Za-z0-9_.-]+)/)![1]!;
+      assert.deepEqual(readTrackingToken(trackingKey(t.ctx.secret), token, 'open'), { kind: 'open', emailId: id, recipient: 'ann@example.org' });
+      assert.doesNotMatch(raw, /\/track\/click\//, 'click tracking is off on this domain');
+    });
+  });
+}
+
