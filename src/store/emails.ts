@@ -100,8 +100,8 @@ export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | und
 }
 
 /** Where an email stands, without its content. */
-export async function findEmailStatus(db: Db | Tx, id: string): Promise<Pick<EmailTable, 'id' | 'last_event' | 'topic_id' | 'broadcast_id'> | undefined> {
-  return db.selectFrom('emails').select(['id', 'last_event', 'topic_id', 'broadcast_id']).where('id', '=', id).executeTakeFirst();
+export async function findEmailStatus(db: Db | Tx, id: string): Promise<Pick<EmailTable, 'id' | 'last_event' | 'topic_id' | 'broadcast_id' | 'body_removed_at'> | undefined> {
+  return db.selectFrom('emails').select(['id', 'last_event', 'topic_id', 'broadcast_id', 'body_removed_at']).where('id', '=', id).executeTakeFirst();
 }
 
 /** What a list of emails may be narrowed to (the dashboard's filters); every field optional. */
