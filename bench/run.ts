@@ -8,6 +8,7 @@ import { benchDkim } from './dkim.ts';
 import { benchLargeSends } from './large-sends.ts';
 import { benchLists } from './lists.ts';
 import { benchReceiving } from './receiving.ts';
+import { benchScale } from './scale.ts';
 import { benchSubmission } from './submission.ts';
 import { benchTemplates } from './templates.ts';
 import { benchWebhooks } from './webhooks.ts';
@@ -25,6 +26,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   receiving: () => benchReceiving({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
   submission: () => benchSubmission({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
   dashboard: () => benchDashboard({ n: Number(process.env.BENCH_EMAILS ?? 100_000) }),
+  scale: () => benchScale({ n: Number(process.env.BENCH_EMAILS ?? 20_000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

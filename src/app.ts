@@ -32,6 +32,7 @@ import { suppressionRoutes } from './http/routes/suppressions.ts';
 import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
+import { trackingRoutes } from './http/routes/tracking.ts';
 import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
 import { usageRoutes } from './http/routes/usage.ts';
 import { webhookEventRoutes } from './http/routes/webhook-events.ts';
@@ -145,6 +146,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   webhookRoutes(app, ctx);
   unsubscribeRoutes(app, ctx);
   downloadRoutes(app, ctx);
+  trackingRoutes(app, ctx);
   webhookEventRoutes(app, ctx);
   suppressionRoutes(app, ctx);
   dashboardRoutes(app, ctx);

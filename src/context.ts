@@ -18,6 +18,7 @@ import { createDeliveryLog, type DeliveryLog } from './workers/delivery-log.ts';
 import { createInstruments, type Instruments } from './monitoring/instruments.ts';
 import { migrate } from './store/migrations/index.ts';
 import { createWriter, type Writer } from './store/sqlite/writer.ts';
+import { createJobNotices, type JobNotices } from './store/job-notices.ts';
 
 /** The composition root: everything a request or a job needs, passed explicitly. */
 export interface Context {
@@ -46,6 +47,8 @@ export interface Context {
   readonly reader: MessageReader;
   /** Jobs were committed in this process: an in-process worker should look now, not at its next poll. */
   readonly jobsAdded: JobSignal;
+  /** On PostgreSQL, jobs committed by any process: every worker hears of them (LISTEN/NOTIFY). */
+  readonly jobNotices: JobNotices;
   /**
    * Turns to compose and send an email with large attachments: each costs several times its size in
    * memory while it is composed and sent, so only WORKER_MAX_LARGE_MESSAGES do at once.
@@ -82,6 +85,8 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
   await migrate(db);
   const jobsAdded = createJobSignal();
   const writer = createWriter(db, config.databaseUrl, () => jobsAdded.notify());
+  const jobNotices = createJobNotices(db, config.databaseUrl, log);
+  jobsAdded.subscribe(() => jobNotices.announce());
   const dns = createResolver(config.dnsServers);
   return {
     config,
@@ -100,6 +105,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     composer: createComposer(config.worker.composeThreads, secret),
     reader: createMessageReader(config),
     jobsAdded,
+    jobNotices,
     largeMessages: createSemaphore(config.worker.maxLargeMessages),
     deliveryLog: createDeliveryLog(log),
     instruments: createInstruments(db, clock),
@@ -113,6 +119,7 @@ export async function closeContext(ctx: Context): Promise<void> {
   ctx.transport.close();
   await ctx.composer.close();
   await ctx.reader.close();
+  await ctx.jobNotices.close();
   await ctx.writer.close();
   await ctx.db.destroy();
 }

@@ -1,5 +1,7 @@
 import { asBuffer, movable, ThreadClient } from '../threads.ts';
-import { buildMessage, type MessageContent } from './signed-message.ts';
+import { trackingKey } from '../domain/tracking/tracking-tokens.ts';
+import type { Tracking } from '../domain/tracking/tracked-html.ts';
+import { buildMessage, buildTrackedMessages, type ComposedContent, type MessageContent } from './signed-message.ts';
 import type { Build } from './compose-thread.ts';
 import { createDkimSigner, type SigningDomain } from './dkim.ts';
 
@@ -10,6 +12,8 @@ export interface Composer {
    * must not read them afterwards.
    */
   build(content: MessageContent, domain: SigningDomain | undefined): Promise<Buffer>;
+  /** The messages of an email from a domain that tracks, one per recipient's tracking, on one thread (the attachments moved once). */
+  buildTracked(content: ComposedContent, domain: SigningDomain, trackings: Tracking[]): Promise<Buffer[]>;
   close(): Promise<void>;
 }
 
@@ -26,18 +30,26 @@ const THREAD_MODULE = new URL('./compose-thread.ts', import.meta.url);
 export function createComposer(threads: number, secret: string): Composer {
   if (threads === 0) {
     const dkim = createDkimSigner(secret);
-    return { build: (content, domain) => buildMessage(dkim, content, domain), close: async () => {} };
+    const key = trackingKey(secret);
+    return {
+      build: (content, domain) => buildMessage(dkim, content, domain),
+      buildTracked: (content, domain, trackings) => buildTrackedMessages(dkim, key, content, domain, trackings),
+      close: async () => {},
+    };
   }
-  const pool = Array.from({ length: threads }, () => new ThreadClient<Uint8Array>(THREAD_MODULE, { secret }, 'compose'));
+  const pool = Array.from({ length: threads }, () => new ThreadClient<Uint8Array | Uint8Array[]>(THREAD_MODULE, { secret }, 'compose'));
   let sequence = 0;
+  const call = (request: Build, transfer: ArrayBuffer[]) => pool[sequence++ % pool.length]!.call(request, transfer);
+  // Attachments and sources are moved, not copied: the caller has no further use for them.
+  const composed = ({ email, attachments, date }: ComposedContent, domain: SigningDomain | undefined, trackings?: Tracking[]) =>
+    call({ email, attachments, date: date.getTime(), domain, trackings }, movable(attachments.map((a) => a.content)));
   return {
     async build(content, domain) {
-      const thread = pool[sequence++ % pool.length]!;
-      // Attachments and sources are moved, not copied: the caller has no further use for them.
-      if ('source' in content) return asBuffer(await thread.call({ source: content.source, domain } satisfies Build, movable([content.source])));
-      const { email, attachments, date } = content;
-      const request: Build = { email, attachments, date: date.getTime(), domain };
-      return asBuffer(await thread.call(request, movable(attachments.map((a) => a.content))));
+      if ('source' in content) return asBuffer((await call({ source: content.source, domain }, movable([content.source]))) as Uint8Array);
+      return asBuffer((await composed(content, domain)) as Uint8Array);
+    },
+    async buildTracked(content, domain, trackings) {
+      return ((await composed(content, domain, trackings)) as Uint8Array[]).map(asBuffer);
     },
     close: async () => {
       await Promise.all(pool.map((thread) => thread.close()));

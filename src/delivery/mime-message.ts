@@ -25,9 +25,10 @@ export function textPart(html: string | null, text: string | null): string | und
  * Builds the MIME message of an email with nodemailer's MailComposer: html and text as alternatives,
  * inline attachments (with a Content-ID) beside the html in multipart/related, the others after.
  * The Message-ID comes from the email row, so every retry sends the same message. Bcc stays out of
- * the headers: it exists only in the envelope.
+ * the headers: it exists only in the envelope. `html`, when given, is sent in place of the email's
+ * (a recipient's tracked html); the text part is still the email's own.
  */
-export function composeMessage(email: EmailRow, attachments: AttachmentRow[], date: Date): Promise<Buffer> {
+export function composeMessage(email: EmailRow, attachments: AttachmentRow[], date: Date, html = email.html): Promise<Buffer> {
   const composer = new MailComposer({
     from: email.from,
     to: email.to,
@@ -38,7 +39,7 @@ export function composeMessage(email: EmailRow, attachments: AttachmentRow[], da
     date,
     // Tags are the sender's private data (customer ids, plans): they stay in the database and events.
     headers: email.headers ?? {},
-    html: email.html ?? undefined,
+    html: html ?? undefined,
     text: textPart(email.html, email.text),
     attachments: attachments.map((a) => ({
       filename: a.filename ?? undefined,

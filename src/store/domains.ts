@@ -3,7 +3,7 @@ import { selectPage, type PageRequest } from './paginate.ts';
 import type { DomainTable } from './schema.ts';
 
 /** The DNS records a domain publishes for Mailroom (domain/domain-records.ts writes them out). */
-export const RECORD_KEYS = ['spf_mx', 'spf_txt', 'dkim', 'dmarc', 'receiving_mx'] as const;
+export const RECORD_KEYS = ['spf_mx', 'spf_txt', 'dkim', 'dmarc', 'receiving_mx', 'tracking'] as const;
 
 export type RecordKey = (typeof RECORD_KEYS)[number];
 

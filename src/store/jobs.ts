@@ -181,3 +181,9 @@ export async function dueJobsByTask(db: Db, now: number): Promise<{ task: string
     .execute();
   return rows.map((row) => ({ task: row.task, due: Number(row.due), oldest_run_at: Number(row.oldest_run_at) }));
 }
+
+/** When the next job not yet due falls due (epoch ms); undefined when none waits. */
+export async function nextDueAt(db: Db, now: number): Promise<number | undefined> {
+  const row = await db.selectFrom('jobs').select((eb) => eb.fn.min('run_at').as('next')).where('run_at', '>', now).executeTakeFirst();
+  return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
+}

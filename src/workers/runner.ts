@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../context.ts';
-import { claimJobs, releaseJobs, retryJob, type ClaimedJob } from '../store/jobs.ts';
+import { claimJobs, nextDueAt, releaseJobs, retryJob, type ClaimedJob } from '../store/jobs.ts';
 import { deleteStaleWorkers, deleteWorker, saveHeartbeat } from '../store/workers.ts';
 import type { Tasks } from './tasks.ts';
 
@@ -31,8 +31,8 @@ export function backoffMs(attempts: number): number {
 
 /**
  * Claims due jobs in small batches and runs them concurrently up to the configured limit. It looks for
- * work when jobs are committed in this process, when a task finishes, and otherwise every poll
- * interval. A task that throws is retried with backoff until its attempts run out. While it runs, the
+ * work when jobs are committed in this process or, on PostgreSQL, in any (store/job-notices.ts), when a
+ * task finishes, when the next job falls due, and otherwise every poll interval. A task that throws is retried with backoff until its attempts run out. While it runs, the
  * runner renews its heartbeat row; the jobs of a worker whose heartbeat went stale are taken over by
  * the next claim anywhere.
  */
@@ -53,6 +53,7 @@ export class Runner {
   private timer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
+  private unlisten: (() => void) | undefined;
 
   constructor(
     private readonly ctx: Context,
@@ -69,6 +70,7 @@ export class Runner {
     this.running = true;
     this.beatAt = -Infinity; // the first claim writes the row before it takes any job
     this.unsubscribe = this.ctx.jobsAdded.subscribe(() => this.wake());
+    this.unlisten = this.ctx.jobNotices.listen(() => this.wake());
     this.heartbeat = setInterval(() => {
       this.beat().catch((error) => this.ctx.log.error({ err: error }, 'heartbeat failed'));
     }, HEARTBEAT_INTERVAL_MS);
@@ -88,6 +90,8 @@ export class Runner {
   private async claim(): Promise<void> {
     this.claiming = true;
     const { concurrency, lockTimeoutMs, pollMs } = this.ctx.config.worker;
+    let drained = false;
+    let wait = pollMs;
     try {
       // Also renewed here, not only on its timer, for a clock that moves faster than the timer (tests).
       if (this.ctx.clock.now() - this.beatAt >= HEARTBEAT_INTERVAL_MS) await this.beat();
@@ -111,14 +115,20 @@ export class Runner {
         }
         for (const job of jobs) this.run(job);
         if (jobs.length === limit) this.claimAgain = true;
+        else drained = true;
       } while (this.claimAgain && this.running);
+      // A job due before the next poll (a scheduled email, a retry) is claimed when it falls due.
+      if (drained && this.running) {
+        const next = await nextDueAt(this.ctx.db, this.ctx.clock.now());
+        if (next !== undefined) wait = Math.min(pollMs, Math.max(0, next - this.ctx.clock.now()));
+      }
     } catch (error) {
       this.ctx.log.error({ err: error }, 'claiming jobs failed');
     } finally {
       this.claiming = false;
     }
     clearTimeout(this.timer);
-    if (this.running) this.timer = setTimeout(() => this.wake(), pollMs);
+    if (this.running) this.timer = setTimeout(() => this.wake(), wait);
   }
 
   /** Renews this worker's heartbeat, and deletes the rows of workers that died. */
@@ -178,6 +188,7 @@ export class Runner {
     this.running = false;
     this.savedAt = undefined;
     this.unsubscribe?.();
+    this.unlisten?.();
     clearTimeout(this.timer);
     clearInterval(this.heartbeat);
     await this.claimed;

@@ -9,6 +9,7 @@ import { recordEvents, type EmailState } from '../domain/events/email-events.ts'
 import { refusedAtSend } from '../domain/recipients/policy.ts';
 import { bounceAddress, verpKey } from '../domain/bounces/verp.ts';
 import { suppress } from '../domain/suppressions/suppressions.ts';
+import { trackingFor, tracks } from '../domain/tracking/tracked-html.ts';
 import type { OutgoingMessage } from '../delivery/transports.ts';
 import type { MessageContent } from '../delivery/signed-message.ts';
 import * as emails from '../store/emails.ts';
@@ -78,6 +79,7 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
  * Each recipient gets an SMTP transaction of its own, with its own VERP envelope sender
  * (bounces/verp.ts), so that a later bounce names it; capture mode sends none. A large email waits for
  * a turn first (ctx.largeMessages): composing and sending it costs several times its size in memory.
+ * A domain that tracks opens or clicks gets a message per recipient, with its own tracking URLs.
  */
 async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<{ outcomes: Outcome[]; raw: Buffer }> {
   const bytes = await emails.contentBytes(ctx.db, email.id);
@@ -86,14 +88,27 @@ async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<{ o
   try {
     const from = parseMailbox(email.from, 'from').address;
     const domain = await ctx.domains.find(domainOf(from));
-    const raw = await ctx.composer.build(await messageContent(ctx, email, bytes), domain);
+    const content = await messageContent(ctx, email, bytes);
+    // A message submitted whole is sent as it is: tracking does not apply to it.
+    const tracked = tracks(domain) && email.html !== null && to.length > 0 && !('source' in content);
+    const raws = tracked
+      ? await ctx.composer.buildTracked(content, domain, to.map((address) => trackingFor(domain, ctx.config.publicUrl, email.id, address)))
+      : [await ctx.composer.build(content, domain)];
+    // Kept with the outcomes: the message sent, the first recipient's when each has its own.
+    const raw = raws[0]!;
     const message = { emailId: email.id, envelopeFrom: from, raw, domain };
-    if (ctx.transport.kind === 'capture') return { outcomes: await sendTo(ctx, { ...message, to }), raw };
+    if (ctx.transport.kind === 'capture') {
+      if (!tracked) return { outcomes: await sendTo(ctx, { ...message, to }), raw };
+      const sends = to.map((address, i) => sendTo(ctx, { ...message, raw: raws[i]!, to: [address] }));
+      return { outcomes: (await Promise.all(sends)).flat(), raw };
+    }
     // Bounces go to the return-path subdomain of the sender's Mailroom domain (its records name this
     // server), else to MAILROOM_BOUNCE_DOMAIN.
     const host = domain ? `${domain.custom_return_path}.${domain.name}` : ctx.config.bounceDomain;
     const key = verpKey(ctx.secret);
-    const sends = to.map((address) => sendTo(ctx, { ...message, envelopeFrom: bounceAddress(key, email.id, address, host), to: [address] }));
+    const sends = to.map((address, i) =>
+      sendTo(ctx, { ...message, raw: raws[tracked ? i : 0]!, envelopeFrom: bounceAddress(key, email.id, address, host), to: [address] }),
+    );
     return { outcomes: (await Promise.all(sends)).flat(), raw };
   } finally {
     if (large) ctx.largeMessages.release();

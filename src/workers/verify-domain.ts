@@ -19,7 +19,7 @@ export async function verifyDomainTask(ctx: Context, job: Job<'verify-domain'>):
   const domain = await findDomain(ctx.db, domainId);
   if (!domain) return completeJob(ctx.db, job.id);
 
-  const records = domainRecords(domain, ctx.config.mailHostname);
+  const records = domainRecords(domain, ctx.config);
   const found = await findPublishedRecords(ctx.dns, records);
   const now = ctx.clock.now();
   const { verification, next } = assessVerification(domain, records, found, now);

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { toTimestamp } from '../../src/clock.ts';
+import { recordEngagement, type Engagement } from '../../src/domain/events/email-events.ts';
+import * as emails from '../../src/store/emails.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -74,6 +77,37 @@ for (const dialect of dialects) {
       await page.setViewportSize({ width: 390, height: 844 });
       await page.goto('/dashboard/emails');
       await screenshot(page, 'emails-phone');
+      await page.context().close();
+    });
+
+    it("shows opens and clicks on the timeline: a click's link as text, escaped, and bots marked as such", async () => {
+      const { data } = await t.resend.emails.send({ from: 'a@example.com', to: 'reader@example.org', subject: 'Engaging', html: '<p>x</p>' });
+      const id = data!.id;
+      await eventually(async () => (await emails.findEmail(t.ctx.db, id))?.last_event === 'delivered');
+      const link = 'https://shop.example/?q=<img src=x onerror=alert(1)>&a=1#top';
+      const record = async (engagement: Engagement) => {
+        const email = (await emails.findEmail(t.ctx.db, id))!;
+        await t.ctx.writer.transaction((tx) => recordEngagement(t.ctx, tx, email, engagement, toTimestamp(t.clock.now())));
+      };
+      await record({ type: 'clicked', recipient: 'reader@example.org', link, bot: 'HEAD request' });
+      await record({ type: 'opened', recipient: 'reader@example.org', client: { ipAddress: '192.0.2.1', userAgent: 'Mail' } });
+      await record({ type: 'clicked', recipient: 'reader@example.org', link, client: { ipAddress: '192.0.2.1', userAgent: 'Mail' } });
+
+      const page = await signedIn(browser, t);
+      await page.goto(`/dashboard/emails/${id}`);
+      const items = page.locator('ol.timeline li');
+      const texts = (await items.allTextContents()).map((text) => text.replace(/\s+/g, ' ').trim());
+      const engaged = texts.filter((text) => /opened|clicked/.test(text));
+      assert.equal(engaged.length, 3, texts.join('\n'));
+      assert.match(engaged[0]!, /clicked bot reader@example\.org/);
+      assert.match(engaged[0]!, /HEAD request/);
+      assert.doesNotMatch(engaged[1]!, /bot/);
+      assert.match(engaged[1]!, /opened reader@example\.org/);
+      assert.doesNotMatch(engaged[2]!, /bot/);
+      assert.equal(await items.locator('code.link').first().textContent(), link, 'the link, as text');
+      assert.equal(await page.locator('ol.timeline img').count(), 0, 'nothing of the link became markup');
+      assert.equal(await items.locator('.status-bot').count(), 1);
+      await screenshot(page, 'email-engagement');
       await page.context().close();
     });
 

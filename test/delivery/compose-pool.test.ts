@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { createComposer } from '../../src/delivery/compose-pool.ts';
+import { generateDkimKey } from '../../src/delivery/dkim.ts';
+import type { Tracking } from '../../src/domain/tracking/tracked-html.ts';
 import type { AttachmentRow, EmailRow } from '../../src/store/emails.ts';
 
 const email: EmailRow = {
@@ -62,5 +64,26 @@ describe('the composer', () => {
     );
     const subjects = await Promise.all(many.map(async (raw) => (await simpleParser(raw)).subject));
     assert.deepEqual(subjects, Array.from({ length: 50 }, (_, i) => `#${i}`));
+  });
+
+  it('builds a tracked message per recipient on one thread, the attachments moved once, as on the event loop', async () => {
+    const key = await generateDkimKey('s'.repeat(40), 'd1');
+    const domain = { id: 'd1', name: 'example.com', dkim_selector: key.selector, dkim_private_key: key.sealedPrivateKey };
+    const html = '<p><a href="https://shop.example/">Shop</a></p>';
+    const tracking = (recipient: string): Tracking => ({ emailId: email.id, recipient, baseUrl: 'https://mail.example.com', open: true, click: true, keep: 'https://mail.example.com/unsubscribe/' });
+    const trackings = [tracking('jane@example.com'), tracking('hidden@example.com')];
+    const date = new Date('2026-11-21T12:00:00Z');
+    const content = () => ({ email: { ...email, html }, attachments: attachments.map((a) => ({ ...a, content: Buffer.from(a.content) })), date });
+    const [onThread, inlineBuilt] = await Promise.all([threaded.buildTracked(content(), domain, trackings), inline.buildTracked(content(), domain, trackings)]);
+    assert.equal(onThread.length, 2);
+    const parsed = await Promise.all(onThread.map((raw) => simpleParser(raw)));
+    assert.notEqual(parsed[0]!.html, parsed[1]!.html, 'each recipient its own URLs');
+    for (const [i, m] of parsed.entries()) {
+      assert.match(m.html as string, /^<p><a href="https:\/\/mail\.example\.com\/track\/click\/[^"]+">Shop<\/a><\/p><img src="https:\/\/mail\.example\.com\/track\/open\//);
+      assert.equal(m.text!.trim(), 'Shop [https://shop.example/]', 'the text part from the original html');
+      assert.equal(m.attachments[0]!.content.toString(), 'attached');
+      assert.ok(m.headers.has('dkim-signature'));
+      assert.equal(m.html, (await simpleParser(inlineBuilt[i]!)).html);
+    }
   });
 });

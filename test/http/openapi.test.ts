@@ -5,7 +5,7 @@ import { startApp, type TestApp } from '../support/harness.ts';
 
 type Schema = Record<string, any>;
 
-const PUBLIC = ['GET /downloads/{kind}/{id}', 'GET /health', 'GET /unsubscribe/{token}', 'POST /unsubscribe/{token}'];
+const PUBLIC = ['GET /downloads/{kind}/{id}', 'GET /health', 'GET /track/click/{*}', 'GET /track/open/{*}', 'GET /unsubscribe/{token}', 'POST /unsubscribe/{token}'];
 
 /** Every operation of the document, as `METHOD /path`. */
 function operations(document: Schema): [string, Schema][] {

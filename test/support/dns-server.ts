@@ -10,6 +10,7 @@ export interface Records {
   AAAA?: string[];
   MX?: { exchange: string; priority: number }[];
   TXT?: string[];
+  CNAME?: string[];
 }
 
 export interface TestDnsServer {
@@ -25,7 +26,7 @@ export interface TestDnsServer {
 }
 
 const NXDOMAIN = 3;
-const TYPES: Record<number, keyof Records> = { [Packet.TYPE.A]: 'A', [Packet.TYPE.AAAA]: 'AAAA', [Packet.TYPE.MX]: 'MX', [Packet.TYPE.TXT]: 'TXT' };
+const TYPES: Record<number, keyof Records> = { [Packet.TYPE.A]: 'A', [Packet.TYPE.AAAA]: 'AAAA', [Packet.TYPE.MX]: 'MX', [Packet.TYPE.TXT]: 'TXT', [Packet.TYPE.CNAME]: 'CNAME' };
 
 /** A TXT value longer than 255 bytes travels as several strings (a DKIM key does). */
 const chunks = (text: string) => text.match(/.{1,255}/gs) ?? [''];
@@ -49,6 +50,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       for (const value of (type && records[type]) || []) {
         if (type === 'MX') answer(value as object);
         else if (type === 'TXT') answer({ data: chunks(value as string) });
+        else if (type === 'CNAME') answer({ domain: value });
         else answer({ address: value });
       }
       void send(response);
@@ -82,12 +84,13 @@ export interface PublishedRecord {
   priority?: number;
 }
 
-/** Publishes a domain's records as GET /domains/:id lists them, or only those of some kinds (SPF, DKIM, DMARC, Receiving). */
+/** Publishes a domain's records as GET /domains/:id lists them, or only those of some kinds (SPF, DKIM, DMARC, Receiving, Tracking). */
 export function publishRecords(dns: TestDnsServer, domain: { name: string; records: PublishedRecord[] }, kinds?: string[]): void {
   for (const record of domain.records) {
     const fqdn = record.name === '@' ? domain.name : `${record.name}.${domain.name}`;
     if (kinds && !kinds.includes(record.record)) continue;
     if (record.type === 'MX') dns.add(fqdn, { MX: [{ exchange: record.value, priority: record.priority ?? 10 }] });
+    else if (record.type === 'CNAME') dns.add(fqdn, { CNAME: [record.value] });
     else dns.add(fqdn, { TXT: [record.value] });
   }
 }

@@ -121,7 +121,8 @@ ${email.body_removed_at ? removedBody(ctx.config.retentionDays) : messageFrame(`
 ${email.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${email.text}</pre></section>` : ''}
 <section aria-labelledby="timeline"><h2 id="timeline">Timeline</h2>
 <ol class="timeline">${events.data.map(
-      (e) => html`<li>${when(e.created_at)} ${status(e.type)}${e.recipient ? html` <span>${e.recipient}</span>` : ''}${e.response ? html`<br><code>${e.response}</code>` : ''}</li>`,
+      (e) =>
+        html`<li${e.bot ? html` class="bot"` : ''}>${when(e.created_at)} ${status(e.type)}${e.bot ? html` <span class="status status-bot">bot</span>` : ''}${e.recipient ? html` <span>${e.recipient}</span>` : ''}${e.link ? html`<br><code class="link">${e.link}</code>` : ''}${e.response ? html`<br><code>${e.response}</code>` : ''}</li>`,
     )}</ol></section>
 ${deliveries.length ? html`<section aria-labelledby="webhooks"><h2 id="webhooks">Webhooks</h2><ul class="timeline">${deliveries.map(
       (d) => html`<li><a href="/dashboard/webhooks/${d.webhook_id}/events/${d.event_id}">${d.type}</a> to <code>${d.endpoint}</code> ${status(d.status)}${d.attempts.map(

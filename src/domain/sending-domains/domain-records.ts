@@ -1,3 +1,4 @@
+import type { Config } from '../../config.ts';
 import { RECORD_KEYS, type DomainRow, type RecordKey, type RecordStatuses } from '../../store/domains.ts';
 
 // The DNS records a domain publishes for Mailroom, in Resend's shape. Names are relative to the
@@ -5,29 +6,36 @@ import { RECORD_KEYS, type DomainRow, type RecordKey, type RecordStatuses } from
 
 export interface DnsRecord {
   key: RecordKey;
-  record: 'SPF' | 'DKIM' | 'DMARC' | 'Receiving';
+  record: 'SPF' | 'DKIM' | 'DMARC' | 'Receiving' | 'Tracking';
   name: string;
   /** The fully qualified name looked up when verifying. */
   fqdn: string;
-  type: 'MX' | 'TXT';
+  type: 'MX' | 'TXT' | 'CNAME';
   value: string;
   priority?: number;
   /**
    * Whether the domain's status waits for it. The status speaks for sending: DMARC is a
    * recommendation, and the Receiving record has its own rule (receiving-domain.ts), except on a
-   * domain that only receives, whose status it alone makes.
+   * domain that only receives, whose status it alone makes. The Tracking CNAME is optional too: until
+   * it is verified, tracking links use MAILROOM_PUBLIC_URL (domain/tracking/tracked-html.ts).
    */
   required: boolean;
 }
 
-type RecordSource = Pick<DomainRow, 'name' | 'custom_return_path' | 'dkim_selector' | 'dkim_public_key' | 'sending' | 'receiving'>;
+type RecordSource = Pick<DomainRow, 'name' | 'custom_return_path' | 'dkim_selector' | 'dkim_public_key' | 'sending' | 'receiving' | 'tracking_subdomain'>;
+
+/** The names the records point to: this server's mail host, and the host of its public URL. */
+export type RecordHosts = Pick<Config, 'mailHostname' | 'publicUrl'>;
 
 /**
  * The records of the enabled capabilities. Sending: SPF, an MX and a TXT on the return-path subdomain
  * (the envelope sender's domain in direct mode, where bounces go); DKIM, the public key; DMARC, a
- * monitoring policy to start from. Receiving: an MX on the domain itself, naming this server.
+ * monitoring policy to start from. Receiving: an MX on the domain itself, naming this server. With a
+ * tracking subdomain, Tracking: a CNAME from it to the host of MAILROOM_PUBLIC_URL, which serves the
+ * open and click URLs.
  */
-export function domainRecords(domain: RecordSource, mailHostname: string): DnsRecord[] {
+export function domainRecords(domain: RecordSource, hosts: RecordHosts): DnsRecord[] {
+  const { mailHostname } = hosts;
   const returnPath = domain.custom_return_path;
   const dkimName = `${domain.dkim_selector}._domainkey`;
   const fqdn = (name: string) => `${name}.${domain.name}`;
@@ -39,7 +47,10 @@ export function domainRecords(domain: RecordSource, mailHostname: string): DnsRe
     { key: 'dmarc', record: 'DMARC', name: '_dmarc', fqdn: fqdn('_dmarc'), type: 'TXT', value: 'v=DMARC1; p=none;', required: false },
   ];
   const receiving: DnsRecord = { key: 'receiving_mx', record: 'Receiving', name: '@', fqdn: domain.name, type: 'MX', value: mailHostname, priority: 10, required: !sends };
-  return [...(sends ? sending : []), ...(domain.receiving === 'enabled' ? [receiving] : [])];
+  const sub = domain.tracking_subdomain;
+  const tracking: DnsRecord[] =
+    sub === null ? [] : [{ key: 'tracking', record: 'Tracking', name: sub, fqdn: fqdn(sub), type: 'CNAME', value: new URL(hosts.publicUrl).hostname, required: false }];
+  return [...(sends ? sending : []), ...(domain.receiving === 'enabled' ? [receiving] : []), ...tracking];
 }
 
 /** Every record in the same status (a new domain: not_started). */
@@ -48,8 +59,8 @@ export function allRecords(status: string): RecordStatuses {
 }
 
 /** The records as the API shows them: `{record, name, type, ttl, status, value, priority?}`. */
-export function recordsOf(domain: RecordSource & Pick<DomainRow, 'record_statuses'>, mailHostname: string) {
-  return domainRecords(domain, mailHostname).map((r) => ({
+export function recordsOf(domain: RecordSource & Pick<DomainRow, 'record_statuses'>, hosts: RecordHosts) {
+  return domainRecords(domain, hosts).map((r) => ({
     record: r.record,
     name: r.name,
     type: r.type,

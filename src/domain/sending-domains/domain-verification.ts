@@ -43,6 +43,10 @@ async function isPublished(resolver: Resolver, record: DnsRecord): Promise<boole
     const mx = await resolver.resolveMx(record.fqdn).catch((error) => (isAbsent(error) ? [] : Promise.reject(error)));
     return mx.some((entry) => sameHost(entry.exchange, record.value));
   }
+  if (record.type === 'CNAME') {
+    const names = await resolver.resolveCname(record.fqdn).catch((error) => (isAbsent(error) ? [] : Promise.reject(error)));
+    return names.some((name) => sameHost(name, record.value));
+  }
   const txt = await lookupTxt(resolver, record.fqdn);
   if (record.key === 'dkim') return txt.some((text) => dkimPublicKey(text) === dkimPublicKey(record.value));
   if (record.key === 'dmarc') return txt.some((text) => /^v=DMARC1\s*(;|$)/i.test(text.trim()));

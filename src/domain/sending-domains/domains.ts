@@ -77,7 +77,7 @@ function toDomain(ctx: Context, row: store.DomainRow) {
     capabilities: { sending: row.sending, receiving: row.receiving },
     custom_return_path: row.custom_return_path,
     tls: row.tls,
-    records: recordsOf(row, ctx.config.mailHostname),
+    records: recordsOf(row, ctx.config),
   };
 }
 
@@ -167,8 +167,10 @@ export async function updateDomain(ctx: Context, id: string, input: DomainSettin
     const after = { ...before, ...settings };
     checkCapabilities(after);
     await store.updateDomain(tx, id, settings);
-    const shown = new Set(domainRecords(before, ctx.config.mailHostname).map((r) => r.key));
-    const added = domainRecords(after, ctx.config.mailHostname).filter((r) => !shown.has(r.key)).map((r) => r.key);
+    const shown = new Set(domainRecords(before, ctx.config).map((r) => r.key));
+    // A new tracking subdomain is a new record to look up, though of the same key.
+    if (before.tracking_subdomain !== after.tracking_subdomain) shown.delete('tracking');
+    const added = domainRecords(after, ctx.config).filter((r) => !shown.has(r.key)).map((r) => r.key);
     const switched = switchVerification(before, added, before.sending !== after.sending, now);
     if (switched) {
       await store.setVerification(tx, id, switched.verification);

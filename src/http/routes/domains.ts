@@ -19,7 +19,7 @@ const Settings = {
 };
 
 const DomainRecord = Type.Object({
-  record: Type.String({ description: 'SPF, DKIM, DMARC or Receiving' }),
+  record: Type.String({ description: 'SPF, DKIM, DMARC, Receiving or Tracking' }),
   name: Type.String({ description: 'Relative to the domain ("@": the domain itself)' }),
   type: Type.String(),
   ttl: Type.String(),

@@ -1,0 +1,87 @@
+import { Parser } from 'htmlparser2';
+
+// The html of a tracked email, changed only where tracking needs it: htmlparser2 (the parser
+// html-to-text reads the html with) finds the `href` attributes of links and the end of the body, and
+// the new text is spliced into the original at those positions, so that everything else stays byte for
+// byte as the sender wrote it, malformed parts included.
+
+export interface Rewrite {
+  /** The URL of the open pixel, added at the end of the body; none when undefined. */
+  pixel?: string;
+  /**
+   * The URL an http(s) link is to point to instead, or undefined to leave it. Called with the link as a
+   * browser reads it: entities decoded, surrounding whitespace removed.
+   */
+  link?: (href: string) => string | undefined;
+}
+
+/** Text safe inside a double-quoted attribute value. */
+export function escapeAttribute(value: string): string {
+  return value.replace(/[&"'<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const LINK_TAGS = new Set(['a', 'area']);
+const ASCII_WHITESPACE = /^[\t\n\f\r ]+|[\t\n\f\r ]+$/g;
+
+/** Whether `href` is an absolute http(s) URL, the only links a redirect stands in for. */
+export function isWebLink(href: string): boolean {
+  if (!/^https?:/i.test(href) || !URL.canParse(href)) return false;
+  const { protocol } = new URL(href);
+  return protocol === 'http:' || protocol === 'https:';
+}
+
+/** 1x1, transparent, kept out of the layout; `display:block` rather than `none`, which some clients do not load. */
+const pixelTag = (url: string) =>
+  `<img src="${escapeAttribute(url)}" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0;margin:0;padding:0" />`;
+
+/**
+ * The html with the `href` of each `<a>` and `<area>` outside `<head>` that `rewrite.link` replaces
+ * rewritten (the first `href` of a tag: the one a browser follows), and the pixel before the last
+ * `</body>` (else the last `</html>`, else at the end). Comments, scripts and styles are not read.
+ */
+export function rewriteHtml(html: string, rewrite: Rewrite): string {
+  const splices: { start: number; end: number; text: string }[] = [];
+  let inHead = false;
+  let tag = '';
+  let seenHref = false;
+  let bodyEnd = -1;
+  let htmlEnd = -1;
+  const parser: Parser = new Parser(
+    {
+      onopentagname(name) {
+        tag = name;
+        seenHref = false;
+        if (name === 'head') inHead = true;
+        if (name === 'body') inHead = false;
+      },
+      onattribute(name, value) {
+        if (name !== 'href' || !LINK_TAGS.has(tag) || seenHref) return;
+        seenHref = true;
+        const href = value.replace(ASCII_WHITESPACE, '');
+        const target = !inHead && rewrite.link && isWebLink(href) ? rewrite.link(href) : undefined;
+        if (target !== undefined) splices.push({ start: parser.startIndex, end: parser.endIndex, text: `href="${escapeAttribute(target)}"` });
+      },
+      onclosetag(name, implied) {
+        if (name === 'head') inHead = false;
+        if (implied) return;
+        if (name === 'body') bodyEnd = parser.startIndex;
+        if (name === 'html') htmlEnd = parser.startIndex;
+      },
+    },
+    { decodeEntities: true },
+  );
+  parser.end(html);
+  if (rewrite.pixel !== undefined) {
+    const at = bodyEnd !== -1 ? bodyEnd : htmlEnd !== -1 ? htmlEnd : html.length;
+    splices.push({ start: at, end: at, text: pixelTag(rewrite.pixel) });
+  }
+  if (splices.length === 0) return html;
+  splices.sort((a, b) => a.start - b.start);
+  let out = '';
+  let from = 0;
+  for (const { start, end, text } of splices) {
+    out += html.slice(from, start) + text;
+    from = end;
+  }
+  return out + html.slice(from);
+}
