@@ -6,7 +6,8 @@ import { RETENTION_BATCH, RETENTION_JOB_KEY, RETENTION_STEPS, scheduleRetention 
 import { isPostgres } from '../../src/store/db.ts';
 import { launchBrowser, signedIn, withBrowser } from '../support/browser.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
-import { dialects, eventually, followLink, requestJson, rowCount, startApp, startWorker, type TestApp } from '../support/harness.ts';
+import { configEnv, dialects, eventually, followLink, freePort, requestJson, rowCount, startApp, type TestApp } from '../support/harness.ts';
+import { exited, startMailroomProcess } from '../support/processes.ts';
 import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../support/inbound.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
@@ -181,13 +182,19 @@ for (const dialect of dialects) {
     });
 
     it('adds the job once, however many workers start', async () => {
-      const workers = await Promise.all([startWorker(t), startWorker(t)]);
+      // Two worker processes as `npm start -- --role worker` runs them, and this app's context, at once.
+      const ports = [await freePort(), await freePort()];
+      const children = ports.map((port) => startMailroomProcess({ ...configEnv(t.ctx), WORKER_HEALTH_PORT: String(port), HOST: '127.0.0.1' }, 'worker'));
       try {
-        await Promise.all([scheduleRetention(workers[0].ctx), scheduleRetention(workers[1].ctx), scheduleRetention(t.ctx)]);
+        await scheduleRetention(t.ctx);
+        // A worker is healthy once its runner has started, which is after it added the job.
+        for (const port of ports) await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok, 30_000);
         const rows = await t.ctx.db.selectFrom('jobs').select('id').where('task', '=', 'retention').execute();
         assert.equal(rows.length, 1);
+        assert.ok(children.every((child) => child.exitCode === null), 'both workers run');
       } finally {
-        await Promise.all(workers.map((w) => w.stop()));
+        for (const child of children) child.kill('SIGKILL');
+        await Promise.all(children.map(exited));
       }
     });
   });
