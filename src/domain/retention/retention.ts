@@ -80,5 +80,6 @@ export function removedByRetention(ctx: Context, what: string): AppError {
 
 /** "removed after 30 days (MAILROOM_RETENTION_DAYS)", as the API and the dashboard say it. */
 export function removedAfter(days: number): string {
-  return days > 0 ? `removed after ${days} days (MAILROOM_RETENTION_DAYS)` : 'removed by retention (MAILROOM_RETENTION_DAYS)';
+  if (days === 0) return 'removed by retention (MAILROOM_RETENTION_DAYS)';
+  return `removed after ${days} ${days === 1 ? 'day' : 'days'} (MAILROOM_RETENTION_DAYS)`;
 }
