@@ -77,6 +77,8 @@ export interface Config {
   readonly allowPrivateWebhookUrls: boolean;
   /** Keys Mailroom's own encryption and signatures; see secret.ts for the default. */
   readonly secret: string | undefined;
+  /** Days the bodies of finished emails, received emails and webhook attempts are kept; 0: forever. */
+  readonly retentionDays: number;
   readonly worker: {
     readonly concurrency: number;
     readonly maxAttempts: number;
@@ -270,6 +272,7 @@ export function readConfig(env: Env = process.env): Config {
     webhooks: Object.freeze({ disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_DAYS', 5, 1, 365) * 86_400_000 }),
     allowPrivateWebhookUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS', false),
     secret: secret(env),
+    retentionDays: integer(env, 'MAILROOM_RETENTION_DAYS', 30, 0, 36_500),
     worker: Object.freeze({
       concurrency: integer(env, 'WORKER_CONCURRENCY', 64, 1, 1000),
       maxAttempts: integer(env, 'WORKER_MAX_ATTEMPTS', 21, 1, 100),

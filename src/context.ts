@@ -99,7 +99,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     apiKeys: createApiKeyCache(db),
     domains: createDomainCache(db),
     webhooks: createWebhookCache(db),
-    idempotency: createIdempotencyState(db, clock, log),
+    idempotency: createIdempotencyState(),
     transport: createTransport(config, clock, dns),
     dns,
     composer: createComposer(config.worker.composeThreads, secret),
@@ -116,7 +116,6 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
 export async function closeContext(ctx: Context): Promise<void> {
   ctx.deliveryLog.close();
   await ctx.keyUsage.close();
-  ctx.idempotency.close();
   ctx.transport.close();
   await ctx.composer.close();
   await ctx.reader.close();

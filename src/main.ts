@@ -5,6 +5,7 @@ import { announce } from './banner.ts';
 import { ConfigError, readConfig, readRole, type Config, type Role } from './config.ts';
 import { closeContext, createContext, type Context } from './context.ts';
 import { createFirstKey, seedConfiguredKey } from './domain/api-keys/api-keys.ts';
+import { scheduleRetention } from './domain/retention/retention.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
 import { listenInbound } from './smtp/inbound-server.ts';
 import { submissionServer } from './smtp/submission-server.ts';
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
       stop(error, listenErrorLine(error, 'WORKER_HEALTH_PORT', host, healthPort)),
     );
   }
+  // Every worker adds the retention job if it is missing; its unique key keeps it to one.
+  if (runner) await scheduleRetention(ctx);
   runner?.start();
   const token = app ? await createFirstKey(ctx) : undefined;
   announce(ctx, {

@@ -18,6 +18,8 @@ describe('configuration', () => {
     assert.equal(config.smtpUrl, undefined);
     assert.equal(config.apiKey, undefined);
     assert.equal(config.logLevel, 'info');
+    assert.equal(config.retentionDays, 30);
+    assert.equal(readConfig({ MAILROOM_RETENTION_DAYS: '0' }).retentionDays, 0, '0 keeps forever');
     assert.ok(Object.isFrozen(config));
   });
 
@@ -56,6 +58,7 @@ describe('configuration', () => {
       DIRECT_MAX_CONNECTIONS: '0',
       MAILROOM_HOSTNAME: 'mail server',
       WORKER_HEALTH_PORT: '0',
+      MAILROOM_RETENTION_DAYS: '-1',
     };
     for (const [name, value] of Object.entries(bad)) {
       assert.throws(() => readConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name), name);

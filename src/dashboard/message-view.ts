@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { removedAfter } from '../domain/retention/retention.ts';
 import { html, type Html } from './html.ts';
 
 // A message's html, shown as the recipient's mail client would, but harmless: served on its own
@@ -12,6 +13,12 @@ export function messageFrame(src: string, hasHtml: boolean): Html {
   return html`<section aria-labelledby="html-part"><h2 id="html-part">HTML</h2>
 <p><a href="${src}${src.includes('?') ? '&' : '?'}images=show" target="message-frame">Show remote images</a></p>
 <iframe class="message" name="message-frame" title="The email's HTML" sandbox src="${src}"></iframe></section>`;
+}
+
+/** In place of a message's html, text and source once retention removed them: says so, and why. */
+export function removedBody(days: number): Html {
+  return html`<section aria-labelledby="body-removed"><h2 id="body-removed">Body</h2>
+<p class="notice">Body ${removedAfter(days)}: its html, text, attachments and source are gone; what is shown here is kept.</p></section>`;
 }
 
 /** Answers a message's html for its iframe: no script, no form, images from elsewhere only when asked. */

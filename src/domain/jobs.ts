@@ -11,6 +11,7 @@ export interface TaskPayloads {
   'import-contacts': { import_id: string };
   'verify-domain': { domain_id: string };
   'deliver-webhook': { message_id: string };
+  retention: Record<string, never>;
 }
 
 export type TaskName = keyof TaskPayloads;
@@ -33,6 +34,8 @@ const ATTEMPTS: { [T in TaskName]: (config: Config) => number } = {
   'verify-domain': () => 1000,
   // The schedule ends the attempts (workers/deliver-webhook.ts), not the count.
   'deliver-webhook': () => 1000,
+  // A failing run tries again with backoff; the job must outlive a long outage, as nothing re-adds it.
+  retention: () => 1000,
 };
 
 /** The key that names the one job of `task` for an entity (its email, broadcast...), for later changes. */
@@ -75,6 +78,16 @@ export function wakeAfterCommit(ctx: Context, tx: Tx): void {
 export async function enqueue<T extends TaskName>(ctx: Context, tx: Tx, task: T, payload: TaskPayloads[T], options: EnqueueOptions = {}): Promise<void> {
   await store.addJobs(tx, [jobRow(ctx, task, payload, options)]);
   wakeAfterCommit(ctx, tx);
+}
+
+/**
+ * Adds a job for `task` under `key` unless one with that key exists: a duty that must exist once, however
+ * many processes start. True when added.
+ */
+export async function ensure<T extends TaskName>(ctx: Context, tx: Tx, task: T, payload: TaskPayloads[T], options: EnqueueOptions & { key: string }): Promise<boolean> {
+  const added = await store.addJobUnlessKeyed(tx, jobRow(ctx, task, payload, options));
+  if (added) wakeAfterCommit(ctx, tx);
+  return added;
 }
 
 /**

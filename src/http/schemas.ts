@@ -139,6 +139,9 @@ export const Email = Type.Object({
   text: Nullable(Type.String()),
   tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
   topic_id: Type.Optional(Type.String()),
+  body_removed_at: Type.Optional(
+    Type.String({ description: "Mailroom's addition, once retention (MAILROOM_RETENTION_DAYS) removed the email's html, text, attachments and raw message: when" }),
+  ),
 });
 
 /** An attachment of an email, as lists show it. */

@@ -47,6 +47,8 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   return {
     close: () => sqlite.close(),
     prepare(sql) {
+      // incremental_vacuum frees one page per step, and better-sqlite3's run() steps once: exec steps to the end.
+      if (sql.startsWith('pragma incremental_vacuum')) return { reader: false, all: () => [], iterate: () => [][Symbol.iterator](), run: () => (sqlite.exec(sql), { changes: 0, lastInsertRowid: 0 }) };
       let statement = cache.get(sql);
       if (statement) {
         cache.delete(sql);
@@ -140,6 +142,10 @@ export function openSqlite(url: string): SQLite.Database {
     closeSync(openSync(url, 'a', 0o600));
   }
   const sqlite = new SQLite(url);
+  // Retention frees pages in batches, and hands them back to the file system (store/retention.ts)
+  // only in this mode. It takes effect on a new file, before its first table; an existing file keeps
+  // its mode until a VACUUM (docs/operations.md).
+  sqlite.pragma('auto_vacuum = INCREMENTAL');
   // WAL lets readers run beside the one writer. synchronous=NORMAL: a commit writes the WAL without
   // waiting for the disk; the writers (writer.ts, insert-thread.ts) then fsync the WAL away from the
   // event loop before they answer, so what is acknowledged survives a power cut, and the fsync never

@@ -16,7 +16,7 @@ export interface Tag {
  * An email with its bodies, as the code uses it: lists and objects parsed. The tables keep them as JSON
  * text; this module alone turns one into the other.
  */
-export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_to' | 'headers' | 'tags' | 'personalization'> {
+export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_to' | 'headers' | 'tags' | 'personalization' | 'body_removed_at'> {
   to: string[];
   cc: string[];
   bcc: string[];
@@ -27,6 +27,8 @@ export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_
   personalization: object | null;
   html: string | null;
   text: string | null;
+  /** Set on a stored email whose bodies retention removed; a new email has none. */
+  body_removed_at?: string | null;
 }
 
 export type RecipientRow = EmailRecipientTable;
@@ -44,7 +46,7 @@ export interface EmailRows {
   source?: Buffer;
 }
 
-function toTable({ html: _, text: __, ...email }: EmailRow): EmailTable {
+function toTable({ html: _, text: __, ...email }: EmailRow): Omit<EmailTable, 'body_removed_at'> {
   return {
     ...email,
     to: JSON.stringify(email.to),
@@ -98,8 +100,8 @@ export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | und
 }
 
 /** Where an email stands, without its content. */
-export async function findEmailStatus(db: Db | Tx, id: string): Promise<Pick<EmailTable, 'id' | 'last_event' | 'topic_id' | 'broadcast_id'> | undefined> {
-  return db.selectFrom('emails').select(['id', 'last_event', 'topic_id', 'broadcast_id']).where('id', '=', id).executeTakeFirst();
+export async function findEmailStatus(db: Db | Tx, id: string): Promise<Pick<EmailTable, 'id' | 'last_event' | 'topic_id' | 'broadcast_id' | 'body_removed_at'> | undefined> {
+  return db.selectFrom('emails').select(['id', 'last_event', 'topic_id', 'broadcast_id', 'body_removed_at']).where('id', '=', id).executeTakeFirst();
 }
 
 /** What a list of emails may be narrowed to (the dashboard's filters); every field optional. */

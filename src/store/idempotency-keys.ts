@@ -40,8 +40,17 @@ export async function insertIdempotencyKey(tx: Tx, row: IdempotencyKeyRow, now: 
   await tx.insertInto('idempotency_keys').values({ ...row, response: JSON.stringify(row.response) }).execute();
 }
 
-/** Deletes expired keys; returns how many. */
-export async function purgeIdempotencyKeys(db: Db, now: number): Promise<number> {
-  const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();
+/** Deletes up to `limit` expired keys, soonest expired first; returns how many. */
+export async function purgeIdempotencyKeys(db: Db | Tx, now: number, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where(({ eb, refTuple, selectFrom }) =>
+      eb(
+        refTuple('api_key_id', 'endpoint', 'key'),
+        'in',
+        selectFrom('idempotency_keys').select(['api_key_id', 'endpoint', 'key']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).$asTuple('api_key_id', 'endpoint', 'key'),
+      ),
+    )
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

@@ -134,6 +134,12 @@ export async function replaceJob(tx: Tx, job: JobRow): Promise<void> {
   await tx.insertInto('jobs').values(job).onConflict((oc) => oc.column('key').doNothing()).execute();
 }
 
+/** Adds `job` unless a job with its key exists; false when one does. */
+export async function addJobUnlessKeyed(tx: Db | Tx, job: JobRow): Promise<boolean> {
+  const result = await tx.insertInto('jobs').values(job).onConflict((oc) => oc.column('key').doNothing()).executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
 /** Deletes a job that no worker holds yet; false when it is running or gone. */
 export async function cancelJob(tx: Db | Tx, key: string): Promise<boolean> {
   const result = await tx.deleteFrom('jobs').where('key', '=', key).where('locked_at', 'is', null).executeTakeFirst();

@@ -11,7 +11,7 @@ export interface Authentication {
 }
 
 /** A received email as the code uses it: its lists and objects parsed. */
-export interface ReceivedEmailRow extends Omit<ReceivedEmailTable, 'received_for' | 'to' | 'cc' | 'bcc' | 'reply_to' | 'headers' | 'authentication'> {
+export interface ReceivedEmailRow extends Omit<ReceivedEmailTable, 'received_for' | 'to' | 'cc' | 'bcc' | 'reply_to' | 'headers' | 'authentication' | 'body_removed_at'> {
   received_for: string[];
   to: string[];
   cc: string[];
@@ -19,6 +19,8 @@ export interface ReceivedEmailRow extends Omit<ReceivedEmailTable, 'received_for
   reply_to: string[];
   headers: Record<string, string>;
   authentication: Authentication | null;
+  /** Set on a stored email whose html, text, attachments and bytes retention removed; a new email has none. */
+  body_removed_at?: string | null;
 }
 
 export type ReceivedAttachmentRow = ReceivedAttachmentTable;
@@ -39,7 +41,7 @@ function fromTable(row: ReceivedEmailTable): ReceivedEmailRow {
   return { ...row, ...listFromTable(row), headers: JSON.parse(row.headers), authentication: parsed(row.authentication) };
 }
 
-function toTable(row: ReceivedEmailRow): ReceivedEmailTable {
+function toTable(row: ReceivedEmailRow): Omit<ReceivedEmailTable, 'body_removed_at'> {
   const text = JSON.stringify;
   return {
     ...row,

@@ -35,6 +35,8 @@ export interface EmailTable {
   broadcast_id: string | null;
   /** JSON: the recipient's data a broadcast email is rendered with (Personalization). */
   personalization: string | null;
+  /** When retention removed its bodies, attachments, source and sent message; null while they are kept. */
+  body_removed_at: string | null;
 }
 
 /** The bodies live apart from the email row, so status updates rewrite a small row, not kilobytes. */
@@ -363,6 +365,8 @@ export interface ReceivedEmailTable {
   authentication: string | null;
   /** The message's size in bytes, as received. */
   size: number;
+  /** When retention removed its html, text, attachments and bytes; null while they are kept. */
+  body_removed_at: string | null;
 }
 
 /** The bytes of a received message, as they arrived. */

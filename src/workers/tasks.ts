@@ -2,6 +2,7 @@ import type { Context } from '../context.ts';
 import type { Job, TaskName } from '../domain/jobs.ts';
 import { deliverWebhookTask } from './deliver-webhook.ts';
 import { importContactsTask } from './import-contacts.ts';
+import { retentionTask } from './retention.ts';
 import { sendBroadcastTask } from './send-broadcast.ts';
 import { sendEmailTask } from './send-email.ts';
 import { verifyDomainTask } from './verify-domain.ts';
@@ -18,4 +19,5 @@ export const tasks: Tasks = {
   'verify-domain': verifyDomainTask,
   'send-broadcast': sendBroadcastTask,
   'deliver-webhook': deliverWebhookTask,
+  retention: retentionTask,
 };

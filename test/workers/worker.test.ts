@@ -102,7 +102,7 @@ for (const dialect of dialects) {
         });
         const { id } = (await response.json()) as { id: string };
         await eventually(async () => {
-          const job = await t.ctx.db.selectFrom('jobs').select('locked_at').executeTakeFirst();
+          const job = await t.ctx.db.selectFrom('jobs').select('locked_at').where('key', '=', `send-email:${id}`).executeTakeFirst();
           return job?.locked_at != null || undefined;
         });
         child.kill('SIGTERM');

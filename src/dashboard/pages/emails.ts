@@ -11,7 +11,7 @@ import { status, when } from '../page-parts.ts';
 import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
-import { headerTable, messageFrame, sandboxedHtml } from '../message-view.ts';
+import { headerTable, messageFrame, removedBody, sandboxedHtml } from '../message-view.ts';
 import { pager, readPage } from '../paging.ts';
 
 // Emails: the list (newest first, filtered, refreshed live) and an email's detail, over the same
@@ -117,7 +117,7 @@ ${email.tags.length ? html`<dt>Tags</dt><dd>${email.tags.map((t) => html`<span c
 <dt>Id</dt><dd><code>${id}</code></dd>
 </dl>
 ${scheduled}
-${messageFrame(`/dashboard/emails/${id}/html`, email.html !== null)}
+${email.body_removed_at ? removedBody(ctx.config.retentionDays) : messageFrame(`/dashboard/emails/${id}/html`, email.html !== null)}
 ${email.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${email.text}</pre></section>` : ''}
 <section aria-labelledby="timeline"><h2 id="timeline">Timeline</h2>
 <ol class="timeline">${events.data.map(

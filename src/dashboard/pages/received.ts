@@ -6,7 +6,7 @@ import { pathId } from '../path-id.ts';
 import { when } from '../page-parts.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
-import { headerTable, messageFrame, sandboxedHtml } from '../message-view.ts';
+import { headerTable, messageFrame, removedBody, sandboxedHtml } from '../message-view.ts';
 import { pager, readPage } from '../paging.ts';
 
 // Received emails: the list (newest first) and a message's detail, over the same domain functions as
@@ -61,7 +61,7 @@ ${pager('/dashboard/received', query, result)}`;
     const email = await received.getReceivedEmail(ctx, id);
     const [attachments, raw] = await Promise.all([
       received.listReceivedAttachments(ctx, id, { limit: 100, after: undefined, before: undefined }),
-      received.loadReceivedMessage(ctx, id),
+      email.body_removed_at ? undefined : received.loadReceivedMessage(ctx, id),
     ]);
     const source = raw?.bytes.toString('utf8');
     const content = html`<dl class="facts">
@@ -76,7 +76,7 @@ ${email.reply_to.length ? html`<dt>Reply-To</dt><dd>${email.reply_to.join(', ')}
 <dt>Id</dt><dd><code>${id}</code></dd>
 </dl>
 ${authentication(email.authentication)}
-${messageFrame(`/dashboard/received/${id}/html`, email.html !== null)}
+${email.body_removed_at ? removedBody(ctx.config.retentionDays) : messageFrame(`/dashboard/received/${id}/html`, email.html !== null)}
 ${email.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${email.text}</pre></section>` : ''}
 ${attachments.data.length ? html`<section aria-labelledby="attachments"><h2 id="attachments">Attachments</h2><ul>${attachments.data.map((a) => html`<li><a href="${a.download_url}">${a.filename ?? a.id}</a> (${a.content_type}, ${a.size} bytes${a.content_disposition === 'inline' ? ', inline' : ''})</li>`)}</ul></section>` : ''}
 ${headerTable(Object.entries(email.headers))}

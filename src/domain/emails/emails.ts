@@ -15,6 +15,7 @@ import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 import { jobKey, jobRow, move, wakeAfterCommit } from '../jobs.ts';
 import { parseScheduledAt } from './schedule.ts';
+import { removedByRetention } from '../retention/retention.ts';
 import type { SenderKey } from '../sending-domains/sender-domain.ts';
 
 /** The key of an email's send job. */
@@ -95,7 +96,7 @@ async function findEmailOrThrow(ctx: Context, id: string) {
  */
 export async function findEmailWithBody(ctx: Context, id: string): Promise<emails.EmailRow | undefined> {
   const row = await emails.findEmail(ctx.db, id);
-  return row?.broadcast_id ? renderBroadcastEmail(ctx, row) : row;
+  return row?.broadcast_id && !row.body_removed_at ? renderBroadcastEmail(ctx, row) : row;
 }
 
 /** Resend's email object. */
@@ -110,6 +111,8 @@ export async function getEmail(ctx: Context, id: string) {
     tags: (row.tags ?? []).map((t) => ({ name: t.name, value: t.value ?? '' })),
     // Only when sent on a topic, as Resend's email object.
     ...(row.topic_id ? { topic_id: row.topic_id } : {}),
+    // Mailroom's addition, only once retention removed the bodies: why html and text are null.
+    ...(row.body_removed_at ? { body_removed_at: row.body_removed_at } : {}),
   };
 }
 
@@ -151,8 +154,9 @@ export async function cancelEmail(ctx: Context, id: string): Promise<void> {
  * it is sent, the source an email submitted over SMTP will be sent from.
  */
 export async function getRawMessage(ctx: Context, id: string): Promise<Buffer> {
-  await findEmailOrThrow(ctx, id);
+  const email = await findEmailOrThrow(ctx, id);
   const raw = (await emails.findSentMessage(ctx.db, id)) ?? (await emails.findSource(ctx.db, id));
+  if (!raw && email.body_removed_at) throw removedByRetention(ctx, 'The message was');
   if (!raw) throw notFound('Message');
   return raw;
 }

@@ -1,12 +1,9 @@
-import type { Logger } from 'pino';
-import type { Clock } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
-import { isUniqueViolation, type Db } from '../../store/db.ts';
-import { findIdempotencyKey, purgeIdempotencyKeys, type IdempotencyKeyRow } from '../../store/idempotency-keys.ts';
+import { isUniqueViolation } from '../../store/db.ts';
+import { findIdempotencyKey, type IdempotencyKeyRow } from '../../store/idempotency-keys.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-const PURGE_EVERY_MS = 3600 * 1000;
 
 /** A request that carries an Idempotency-Key: who sent it, the key, where, and a hash of what was sent. */
 export interface IdempotentRequest {
@@ -17,18 +14,16 @@ export interface IdempotentRequest {
   requestHash: string;
 }
 
-/** Keys whose first request is still being answered in this process, and the purge of expired keys. */
+/**
+ * Keys whose first request is still being answered in this process. Expired keys count as absent when
+ * read (store/idempotency-keys.ts), in every process; the retention job deletes them.
+ */
 export interface IdempotencyState {
   readonly inFlight: Set<string>;
-  close(): void;
 }
 
-export function createIdempotencyState(db: Db, clock: Clock, log: Logger): IdempotencyState {
-  const timer = setInterval(() => {
-    purgeIdempotencyKeys(db, clock.now()).catch((err) => log.warn({ err }, 'could not purge idempotency keys'));
-  }, PURGE_EVERY_MS);
-  timer.unref();
-  return { inFlight: new Set(), close: () => clearInterval(timer) };
+export function createIdempotencyState(): IdempotencyState {
+  return { inFlight: new Set() };
 }
 
 /** Resend's answer to a key of the wrong length. */

@@ -5,6 +5,7 @@ import { nameBasedId } from '../../ids.ts';
 import * as emails from '../../store/emails.ts';
 import { slicePage, type PageRequest } from '../../store/paginate.ts';
 import { downloadExpiry, downloadLink } from '../downloads/download-links.ts';
+import { removedByRetention } from '../retention/retention.ts';
 import type { DownloadFile } from '../downloads/downloads.ts';
 
 // The attachments of a sent email, as GET /emails/:id/attachments shows them. Rows have no id column:
@@ -25,7 +26,7 @@ async function summariesOf(ctx: Context, emailId: string) {
   const email = await emails.findEmailStatus(ctx.db, emailId);
   if (!email) throw notFound('Email');
   const rows = await emails.listAttachmentSummaries(ctx.db, email.id);
-  return rows.map((row) => ({ ...row, email_id: email.id, id: attachmentId(email.id, row.position) }));
+  return { removed: email.body_removed_at !== null, rows: rows.map((row) => ({ ...row, email_id: email.id, id: attachmentId(email.id, row.position) })) };
 }
 
 function toItem(ctx: Context, row: Summary & { email_id: string; id: string }, expiresAt: number) {
@@ -44,15 +45,16 @@ function toItem(ctx: Context, row: Summary & { email_id: string; id: string }, e
 
 /** GET /emails/:id/attachments: in the order they were sent, each with a fresh download link. */
 export async function listEmailAttachments(ctx: Context, emailId: string, page: PageRequest) {
-  const { has_more, data } = slicePage(await summariesOf(ctx, emailId), page);
+  const { has_more, data } = slicePage((await summariesOf(ctx, emailId)).rows, page);
   const expiresAt = downloadExpiry(ctx);
   return { has_more, data: data.map((row) => toItem(ctx, row, expiresAt)) };
 }
 
 /** GET /emails/:id/attachments/:attachment_id: Resend's attachment object. */
 export async function getEmailAttachment(ctx: Context, emailId: string, id: string) {
-  const row = (await summariesOf(ctx, emailId)).find((summary) => summary.id === id.toLowerCase());
-  if (!row) throw notFound('Attachment');
+  const { removed, rows } = await summariesOf(ctx, emailId);
+  const row = rows.find((summary) => summary.id === id.toLowerCase());
+  if (!row) throw removed ? removedByRetention(ctx, 'The attachment was') : notFound('Attachment');
   return { object: 'attachment' as const, ...toItem(ctx, row, downloadExpiry(ctx)) };
 }
 
@@ -60,5 +62,7 @@ export async function getEmailAttachment(ctx: Context, emailId: string, id: stri
 export async function loadEmailAttachment(ctx: Context, id: string): Promise<DownloadFile | undefined> {
   const match = /^(.+)\.(\d{1,3})$/.exec(id);
   const row = match && (await emails.findAttachment(ctx.db, match[1]!, Number(match[2])));
-  return row ? { bytes: row.content, contentType: contentTypeOf(row), filename: row.filename } : undefined;
+  if (row) return { bytes: row.content, contentType: contentTypeOf(row), filename: row.filename };
+  if (match && (await emails.findEmailStatus(ctx.db, match[1]!))?.body_removed_at) throw removedByRetention(ctx, 'The attachment was');
+  return undefined;
 }

@@ -5,6 +5,7 @@ import * as store from '../../store/received-emails.ts';
 import { slicePage, type Page, type PageRequest } from '../../store/paginate.ts';
 import { downloadExpiry, downloadLink } from '../downloads/download-links.ts';
 import type { DownloadFile } from '../downloads/downloads.ts';
+import { removedByRetention } from '../retention/retention.ts';
 
 // Resend's receiving API: received emails, their attachments and their original bytes, each file
 // behind a signed download link.
@@ -78,7 +79,9 @@ export async function getReceivedEmail(ctx: Context, id: string, htmlFormat: Htm
     text: email.text,
     headers: email.headers,
     authentication: email.authentication,
-    raw: downloadLink(ctx, { kind: 'received-message', id: email.id }),
+    raw: email.body_removed_at ? null : downloadLink(ctx, { kind: 'received-message', id: email.id }),
+    // Mailroom's addition, only once retention removed the bodies: why html, text and raw are null.
+    ...(email.body_removed_at ? { body_removed_at: isoTime(email.body_removed_at) } : {}),
   };
 }
 
@@ -97,6 +100,7 @@ export async function listReceivedAttachments(ctx: Context, emailId: string, pag
 /** GET /emails/receiving/:id/attachments/:attachment_id. */
 export async function getReceivedAttachment(ctx: Context, emailId: string, id: string) {
   const row = await store.findAttachmentMeta(ctx.db, emailId.toLowerCase(), id.toLowerCase());
+  if (!row && (await store.findReceivedEmail(ctx.db, emailId.toLowerCase()))?.body_removed_at) throw removedByRetention(ctx, 'The attachment was');
   if (!row) throw notFound('Attachment');
   return { object: 'attachment' as const, ...attachmentItem(ctx, row, downloadExpiry(ctx)) };
 }
@@ -110,5 +114,7 @@ export async function loadReceivedAttachment(ctx: Context, id: string): Promise<
 /** The loader of `received-message` links: the message as it arrived, as an .eml file. */
 export async function loadReceivedMessage(ctx: Context, id: string): Promise<DownloadFile | undefined> {
   const raw = await store.findRawMessage(ctx.db, id);
-  return raw && { bytes: raw, contentType: 'message/rfc822', filename: `${id}.eml` };
+  if (raw) return { bytes: raw, contentType: 'message/rfc822', filename: `${id}.eml` };
+  if ((await store.findReceivedEmail(ctx.db, id))?.body_removed_at) throw removedByRetention(ctx, 'The message was');
+  return undefined;
 }

@@ -45,6 +45,9 @@ const ReceivedEmail = Type.Object({
     }, { description: 'pass, fail, softfail, neutral, none, temperror or permerror, as mailauth reports them' }),
   ),
   raw: Nullable(Type.Object({ download_url: Type.String(), expires_at: Type.String() })),
+  body_removed_at: Type.Optional(
+    Type.String({ description: "Mailroom's addition, once retention (MAILROOM_RETENTION_DAYS) removed the email's html, text, attachments and raw message: when" }),
+  ),
 });
 
 const AttachmentParams = Type.Object({ id: Str(MAX.id), attachment_id: Str(MAX.id) });
