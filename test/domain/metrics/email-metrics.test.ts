@@ -5,6 +5,7 @@ import { toTimestamp } from '../../../src/clock.ts';
 import { recordEngagement, type Engagement } from '../../../src/domain/events/email-events.ts';
 import * as emails from '../../../src/store/emails.ts';
 import { dialects, eventually, startApp, type TestApp } from '../../support/harness.ts';
+import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../../support/inbound.ts';
 
 // GET /emails/metrics over a fixed set of emails and events, made through the real paths at moments the
 // test clock is moved to, against counts worked out by hand below.
@@ -16,11 +17,12 @@ const P4 = Date.UTC(2031, 2, 3, 10, 0); // a Monday; New York 05:00, Kolkata 15:
 const NOW = P4 + 60_000;
 
 type Counts = Record<string, number>;
-const SERIES = ['sent', 'delivered', 'bounced', 'complained', 'opened', 'clicked', 'unique_opened', 'unique_clicked', 'unsubscribed', 'failed'] as const;
+const SERIES = ['received', 'sent', 'delivered', 'bounced', 'complained', 'opened', 'clicked', 'unique_opened', 'unique_clicked', 'unsubscribed', 'failed'] as const;
 
 // What each moment made (see the `before` below).
 const G1: Counts = { sent: 3, delivered: 2, bounced: 1, complained: 1 }; // email A to delivered@, bounced@, complained@
-const G2: Counts = { sent: 2, delivered: 2, failed: 2 }; // email B to two addresses; C and D refused by their topic
+// Email B to two addresses; C and D refused by their topic; a message received for two addresses.
+const G2: Counts = { sent: 2, delivered: 2, failed: 2, received: 2 };
 const G3: Counts = { opened: 3, unique_opened: 2, clicked: 1, unique_clicked: 1, unsubscribed: 1 }; // a bot's open counts nowhere
 const G4: Counts = { opened: 1, clicked: 1, unique_clicked: 1 };
 
@@ -59,6 +61,8 @@ for (const dialect of dialects) {
     let t: TestApp;
     const ids: Record<'A' | 'B' | 'C' | 'D', string> = { A: '', B: '', C: '', D: '' };
     let shopDomainId = '';
+    let inboxDomainId = '';
+    let inbound: Awaited<ReturnType<typeof startInbound>>;
 
     const at = (ms: number) => t.advance(ms - t.clock.now());
     const eventCount = async (id: string) => (await emails.listEvents(t.ctx.db, id)).length;
@@ -80,7 +84,9 @@ for (const dialect of dialects) {
     };
 
     before(async () => {
-      t = await startApp(dialect);
+      t = await startApp(dialect, { env: INBOUND_ENV });
+      inbound = await startInbound(t);
+      inboxDomainId = (await receivingDomain(t, 'inbox.test')).id;
       at(P1);
       ids.A = (await t.resend.emails.send({ from: 'Acme <news@Acme.test>', to: ['delivered@resend.dev', 'bounced@resend.dev', 'complained@resend.dev'], subject: 'a', html: '<p>a</p>' })).data!.id;
       await eventually(async () => (await eventCount(ids.A)) === 7);
@@ -92,6 +98,7 @@ for (const dialect of dialects) {
       ids.C = (await t.resend.emails.send({ from: 'hi@shop.test', to: 'delivered+c@resend.dev', subject: 'c', html: '<p>c</p>', topicId: topic })).data!.id;
       ids.D = (await t.resend.emails.send({ from: 'hi@shop.test', to: 'delivered+d@resend.dev', subject: 'd', html: '<p>d</p>', topicId: topic })).data!.id;
       await eventually(async () => (await eventCount(ids.B)) === 4);
+      await sendTo(inbound.port, { envelope: { from: 'ada@sender.test', to: ['support@inbox.test', 'sales@Inbox.test'] }, from: 'ada@sender.test', to: 'support@inbox.test', subject: 'hello', text: 'hi' });
 
       at(P3);
       await engage(ids.A, { type: 'opened', recipient: 'delivered@resend.dev' });
@@ -108,7 +115,10 @@ for (const dialect of dialects) {
       // A Mailroom domain named shop.test (none for acme.test), made once the sends are done.
       shopDomainId = (await t.resend.domains.create({ name: 'shop.test' })).data!.id;
     });
-    after(() => t?.close());
+    after(async () => {
+      await inbound?.close();
+      await t?.close();
+    });
 
     for (const [timezone, byGranularity] of Object.entries(EXPECTED)) {
       for (const [granularity, expected] of Object.entries(byGranularity)) {
@@ -131,7 +141,7 @@ for (const dialect of dialects) {
       assert.equal(answer.start_date, '2031-02-27T00:00:00.000Z');
       assert.deepEqual(answer.totals, {
         ...sum(G1, G2, G3, G4),
-        received: 0, suppressed: 0, bounced_transient: 0, bounced_permanent: 1, bounced_undetermined: 0, delivery_delayed: 0,
+        suppressed: 0, bounced_transient: 0, bounced_permanent: 1, bounced_undetermined: 0, delivery_delayed: 0,
         delivery_rate: 0.8, open_rate: 0.5, click_rate: 0.5, bounce_rate: 0.2, complaint_rate: 0.25, unsubscribe_rate: 0.25,
       });
       assert.deepEqual(Object.keys(answer.totals).slice(0, 3), ['received', 'delivered', 'complained']);
@@ -140,10 +150,11 @@ for (const dialect of dialects) {
     });
 
     it('breaks down by domain (with its Mailroom id) and filters by domain_id', async () => {
-      const answer = await metrics({ startDate: '2031-02-27', metrics: ['sent', 'delivered', 'opened', 'unique_opened', 'failed', 'open_rate'], dimensions: ['domain'] });
+      const answer = await metrics({ startDate: '2031-02-27', metrics: ['received', 'sent', 'delivered', 'opened', 'unique_opened', 'failed', 'open_rate'], dimensions: ['domain'] });
       assert.deepEqual(answer.data, [
-        { domain_id: null, domain_name: 'acme.test', sent: 3, delivered: 2, opened: 2, unique_opened: 1, failed: 0, open_rate: 0.5 },
-        { domain_id: shopDomainId, domain_name: 'shop.test', sent: 2, delivered: 2, opened: 2, unique_opened: 1, failed: 2, open_rate: 0.5 },
+        { domain_id: null, domain_name: 'acme.test', received: 0, sent: 3, delivered: 2, opened: 2, unique_opened: 1, failed: 0, open_rate: 0.5 },
+        { domain_id: inboxDomainId, domain_name: 'inbox.test', received: 2, sent: 0, delivered: 0, opened: 0, unique_opened: 0, failed: 0, open_rate: 0 },
+        { domain_id: shopDomainId, domain_name: 'shop.test', received: 0, sent: 2, delivered: 2, opened: 2, unique_opened: 1, failed: 2, open_rate: 0.5 },
       ]);
       const shop = await metrics({ startDate: '2031-02-27', metrics: ['sent', 'failed'], domainId: [shopDomainId] });
       assert.deepEqual(shop.totals, { sent: 2, failed: 2 });
@@ -167,6 +178,7 @@ for (const dialect of dialects) {
       ]);
       assert.equal(byEmail.data!.length, 4);
       for (const row of byEmail.data!) assert.deepEqual(pick(row, keys), pick(expected.get(row.email_id!)!, keys));
+      // The same totals as the rollup's (received messages are no sent emails, and have no email_id).
       assert.deepEqual(byEmail.totals, pick(sum(G1, G2, G3, G4), keys));
 
       // Since Mar 2 UTC: B's second open is not its recipient's first, its click is.
