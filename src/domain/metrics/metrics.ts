@@ -156,6 +156,7 @@ function combine(q: MetricsQuery, cells: Cell[]): Cell[] {
   }
   // Periods alone: the one series, even with nothing in it.
   if (others.size === 0 && q.dimensions.length === 1) others.set('\n\n', { counts: {} });
+  if (q.dimensions.includes('email') && others.size * q.periods.length > MAX_EMAIL_ROWS) throw tooManyEmails();
   const rows: Cell[] = [];
   for (const [key, other] of others) {
     q.periods.forEach((_, period) => rows.push(byKey.get(`${period}\n${key}`) ?? { ...other, period, counts: {} }));

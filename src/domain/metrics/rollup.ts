@@ -3,8 +3,8 @@ import type { EmailMetricRow } from '../../store/email-metrics.ts';
 import { asciiDomain, domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { eventMetrics, type CountedEvent } from './metric-names.ts';
 
-// The rollup's key: a count per 15-minute UTC slot. Every IANA zone's offset is a multiple of 15
-// minutes, so an hour, a day, a week or a month of any zone is a whole number of slots.
+// The rollup's key: a count per 15-minute UTC slot. Every IANA zone's offset since 1980 is a multiple
+// of 15 minutes, so an hour, a day, a week or a month of any zone is a whole number of slots.
 
 export const SLOT_MS = 15 * 60_000;
 
