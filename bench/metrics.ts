@@ -54,16 +54,18 @@ function eventsOf(emailId: string, recipient: string, createdAt: number, random:
 }
 
 /** n emails over the last 30 days with their events and rollup rows; answers how many events. */
-async function seed(ctx: Context, n: number): Promise<number> {
+export async function seed(ctx: Context, n: number): Promise<number> {
   let seed = 42;
   // A small deterministic generator: the same data in every run.
   const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
   const end = Date.now();
-  const rollup: EmailMetricRow[] = [];
+  // The rollup's rows by key, added up as they come (mergeMetricRows over each batch, then into these).
+  const rollup = new Map<string, EmailMetricRow>();
   let events = 0;
   for (let i = 0; i < n; i += BATCH) {
     const emails: EmailTable[] = [];
     const eventRows: EmailEventTable[] = [];
+    const increments: EmailMetricRow[] = [];
     for (let j = i; j < Math.min(n, i + BATCH); j++) {
       const id = newId();
       const createdAt = end - DAYS * DAY + Math.floor((j / n) * DAYS * DAY);
@@ -82,7 +84,7 @@ async function seed(ctx: Context, n: number): Promise<number> {
         if (first) seen.add(event.type);
         return { ...event, first };
       });
-      rollup.push(...rollupRows(domain, broadcast, rolled));
+      for (const row of rollupRows(domain, broadcast, rolled)) increments.push(row);
       eventRows.push(...own);
     }
     events += eventRows.length;
@@ -90,12 +92,14 @@ async function seed(ctx: Context, n: number): Promise<number> {
       await insertRows(tx, 'emails', emails);
       await insertRows(tx, 'email_events', eventRows);
     });
-    // Merged as it goes: the rollup stays as small as its keys.
-    const merged = mergeMetricRows(rollup);
-    rollup.length = 0;
-    rollup.push(...merged);
+    for (const row of mergeMetricRows(increments)) {
+      const key = `${row.slot} ${row.domain} ${row.broadcast_id} ${row.metric}`;
+      const known = rollup.get(key);
+      if (known) known.count += row.count;
+      else rollup.set(key, row);
+    }
   }
-  await ctx.writer.transaction((tx) => insertRows(tx, 'email_metrics', rollup));
+  await ctx.writer.transaction((tx) => insertRows(tx, 'email_metrics', [...rollup.values()]));
   return events;
 }
 

@@ -61,7 +61,8 @@ export async function sumMetrics(db: Db, scope: MetricScope, by: { slot: boolean
     .where('metric', 'in', scope.metrics);
   if (scope.domains) query = query.where('domain', 'in', scope.domains);
   if (scope.broadcastIds) query = query.where('broadcast_id', 'in', scope.broadcastIds);
-  const groups = [...(by.slot ? ['slot' as const] : []), ...(by.domain ? ['domain' as const] : []), ...(by.broadcast ? ['broadcast_id' as const] : []), 'metric' as const];
+  // In the key's order (slot, metric, domain, broadcast_id), so that SQLite reads the groups in order.
+  const groups = [...(by.slot ? ['slot' as const] : []), 'metric' as const, ...(by.domain ? ['domain' as const] : []), ...(by.broadcast ? ['broadcast_id' as const] : [])];
   const rows = await query.groupBy(groups).execute();
   // PostgreSQL's sum of a bigint is a numeric, read as text.
   return rows.map((row) => ({ ...row, count: Number(row.count) }));

@@ -10,7 +10,7 @@ const MAX_PARAMETERS = 32_000;
  * increments add up. The one statement of it, used here and by the SQLite insert thread.
  */
 export const ON_CONFLICT: Partial<Record<keyof Database, string>> = {
-  email_metrics: 'on conflict (slot, domain, broadcast_id, metric) do update set count = email_metrics.count + excluded.count',
+  email_metrics: 'on conflict (slot, metric, domain, broadcast_id) do update set count = email_metrics.count + excluded.count',
 };
 
 type Finish<T extends keyof Database> = (
