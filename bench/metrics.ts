@@ -133,12 +133,15 @@ export async function benchMetrics(options: { n: number; databaseUrl?: string })
   const dir = options.databaseUrl ? undefined : mkdtempSync(join(tmpdir(), 'mailroom-bench-'));
   const postgres = options.databaseUrl ? await postgresSchema(options.databaseUrl) : undefined;
   const databaseUrl = postgres?.url ?? join(dir!, 'mailroom.db');
-  const ctx = await createContext(readConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }));
+  // PostgreSQL needs a secret every process shares.
+  const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', MAILROOM_SECRET: randomBytes(32).toString('hex') };
+  let ctx: Context | undefined;
   try {
+    ctx = await createContext(readConfig(env));
     const seeding = performance.now();
     const events = await seed(ctx, options.n);
     const seedS = (performance.now() - seeding) / 1000;
-    const mailroom = await startMailroom({ role: 'api', databaseUrl, env: { LOG_LEVEL: 'warn' } });
+    const mailroom = await startMailroom({ role: 'api', databaseUrl, env });
     try {
       const start = new Date(Date.now() - (DAYS - 1) * DAY).toISOString().slice(0, 10);
       const ask = async (query: string) => {
@@ -150,7 +153,8 @@ export async function benchMetrics(options: { n: number; databaseUrl?: string })
       const byDomain = `${daily},domain`;
       const sent = (await ask(daily)).totals.sent!;
       if (sent < options.n * 0.9) throw new Error(`the metrics count ${sent} sent of ${options.n} emails`);
-      const count = () => sql`select count(*) as n from email_events`.execute(ctx.db);
+      const db = ctx.db;
+      const count = () => sql`select count(*) as n from email_events`.execute(db);
       const runs = { count: [] as number[], daily: [] as number[], byDomain: [] as number[] };
       // In turns, so that machine noise falls on each alike.
       for (let round = 0; round < ROUNDS; round++) {
@@ -158,7 +162,7 @@ export async function benchMetrics(options: { n: number; databaseUrl?: string })
         runs.daily.push(await timed(() => ask(daily)));
         runs.byDomain.push(await timed(() => ask(byDomain)));
       }
-      const rollupRows = Number((await sql<{ n: number }>`select count(*) as n from email_metrics`.execute(ctx.db)).rows[0]!.n);
+      const rollupRows = Number((await sql<{ n: number }>`select count(*) as n from email_metrics`.execute(db)).rows[0]!.n);
       const n = options.n.toLocaleString('en-US');
       return [
         { name: `emails written with their events and rollup (in ${seedS.toFixed(0)} s)`, value: options.n, unit: 'emails' },
@@ -174,7 +178,7 @@ export async function benchMetrics(options: { n: number; databaseUrl?: string })
       await mailroom.stop();
     }
   } finally {
-    await closeContext(ctx);
+    if (ctx) await closeContext(ctx);
     if (dir) rmSync(dir, { recursive: true, force: true });
     await postgres?.drop();
   }
