@@ -54,7 +54,8 @@ export async function sumMetrics(db: Db, scope: MetricScope, by: { slot: boolean
       (by.domain ? sql<string | null>`domain` : sql<string | null>`null`).as('domain'),
       (by.broadcast ? sql<string | null>`broadcast_id` : sql<string | null>`null`).as('broadcast_id'),
       'metric',
-      sql<number | string>`sum(count)`.as('count'),
+      // An integer sum: bigint on PostgreSQL, read as a number (db.ts).
+      sql<number>`sum(count)`.as('count'),
     ])
     .where('slot', '>=', scope.from)
     .where('slot', '<', scope.to)
@@ -63,7 +64,5 @@ export async function sumMetrics(db: Db, scope: MetricScope, by: { slot: boolean
   if (scope.broadcastIds) query = query.where('broadcast_id', 'in', scope.broadcastIds);
   // In the key's order (slot, metric, domain, broadcast_id), so that SQLite reads the groups in order.
   const groups = [...(by.slot ? ['slot' as const] : []), 'metric' as const, ...(by.domain ? ['domain' as const] : []), ...(by.broadcast ? ['broadcast_id' as const] : [])];
-  const rows = await query.groupBy(groups).execute();
-  // PostgreSQL's sum of a bigint is a numeric, read as text.
-  return rows.map((row) => ({ ...row, count: Number(row.count) }));
+  return query.groupBy(groups).execute();
 }
