@@ -7,6 +7,7 @@ import { benchDelivery, type Figure } from './delivery.ts';
 import { benchDkim } from './dkim.ts';
 import { benchLargeSends } from './large-sends.ts';
 import { benchLists } from './lists.ts';
+import { benchMetrics } from './metrics.ts';
 import { benchReceiving } from './receiving.ts';
 import { benchScale } from './scale.ts';
 import { benchSubmission } from './submission.ts';
@@ -26,6 +27,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   receiving: () => benchReceiving({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
   submission: () => benchSubmission({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
   dashboard: () => benchDashboard({ n: Number(process.env.BENCH_EMAILS ?? 100_000) }),
+  metrics: () => benchMetrics({ n: Number(process.env.BENCH_EMAILS ?? 1_000_000), databaseUrl: process.env.BENCH_DATABASE_URL }),
   scale: () => benchScale({ n: Number(process.env.BENCH_EMAILS ?? 20_000) }),
 };
 

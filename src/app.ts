@@ -25,6 +25,7 @@ import { contactRoutes } from './http/routes/contacts.ts';
 import { domainRoutes } from './http/routes/domains.ts';
 import { downloadRoutes } from './http/routes/downloads.ts';
 import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
+import { emailMetricsRoutes } from './http/routes/email-metrics.ts';
 import { receivingRoutes } from './http/routes/receiving.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
@@ -127,6 +128,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   systemRoutes(app, ctx);
   apiKeyRoutes(app, ctx);
   emailRoutes(app, ctx);
+  emailMetricsRoutes(app, ctx);
   emailAttachmentRoutes(app, ctx);
   receivingRoutes(app, ctx);
   batchRoutes(app, ctx);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.ts';
 import type { Context } from '../context.ts';
@@ -15,6 +16,7 @@ import { broadcastPages } from './pages/broadcasts.ts';
 import { contactPages } from './pages/contacts.ts';
 import { domainPages } from './pages/domains.ts';
 import { emailPages } from './pages/emails.ts';
+import { metricsPages } from './pages/metrics.ts';
 import { receivedPages } from './pages/received.ts';
 import { suppressionPages } from './pages/suppressions.ts';
 import { templatePages } from './pages/templates.ts';
@@ -36,11 +38,19 @@ const SECURITY_HEADERS = {
   'cache-control': 'no-store',
 };
 
+const CSS = 'text/css; charset=utf-8';
+const JS = 'text/javascript; charset=utf-8';
+// uPlot draws the metrics chart: served from its package, as our own files are.
+const uplot = (name: string) => createRequire(import.meta.url).resolve(`uplot/dist/${name}`);
+
 const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(
   [
-    ['app.css', 'text/css; charset=utf-8'],
-    ['app.js', 'text/javascript; charset=utf-8'],
-  ].map(([name, type]) => [name, { type: type!, body: readFileSync(new URL(`./assets/${name}`, import.meta.url)) }]),
+    ['app.css', CSS, new URL('./assets/app.css', import.meta.url)],
+    ['app.js', JS, new URL('./assets/app.js', import.meta.url)],
+    ['metrics-chart.js', JS, new URL('./assets/metrics-chart.js', import.meta.url)],
+    ['uPlot.min.css', CSS, uplot('uPlot.min.css')],
+    ['uPlot.iife.min.js', JS, uplot('uPlot.iife.min.js')],
+  ].map(([name, type, file]) => [name, { type: type as string, body: readFileSync(file!) }]),
 );
 
 /** Where to go after signing in: a dashboard path of this site only (never another site). */
@@ -136,6 +146,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       contactPages(scope as App, ctx);
       broadcastPages(scope as App, ctx);
       templatePages(scope as App, ctx);
+      metricsPages(scope as App, ctx);
     },
     { prefix: '/dashboard' },
   );

@@ -14,6 +14,7 @@ export const NAV = [
   ['api-keys', 'API keys'],
   ['webhooks', 'Webhooks'],
   ['suppressions', 'Suppressions'],
+  ['metrics', 'Metrics'],
 ] as const;
 
 export type Section = (typeof NAV)[number][0];
@@ -25,10 +26,13 @@ export interface PageOptions {
   csrfToken?: string;
   /** A notice at the top (what the last change did). */
   notice?: string;
+  /** A page's own assets besides the two every page loads, by file name under /dashboard/assets/ (the metrics chart). */
+  styles?: string[];
+  scripts?: string[];
 }
 
 export function page(title: string, content: Html, options: PageOptions = {}): string {
-  const { section, csrfToken, notice } = options;
+  const { section, csrfToken, notice, styles = [], scripts = [] } = options;
   const nav = csrfToken
     ? html`<nav aria-label="Sections"><ul>${NAV.map(
         ([path, label]) => html`<li><a href="/dashboard/${path}"${section === path ? html` aria-current="page"` : ''}>${label}</a></li>`,
@@ -43,7 +47,10 @@ export function page(title: string, content: Html, options: PageOptions = {}): s
 ${csrfToken ? html`<meta name="csrf-token" content="${csrfToken}">` : ''}
 <title>${title} · Mailroom</title>
 <link rel="stylesheet" href="/dashboard/assets/app.css">
-<script src="/dashboard/assets/app.js" defer></script>
+${styles.map((name) => html`<link rel="stylesheet" href="/dashboard/assets/${name}">
+`)}<script src="/dashboard/assets/app.js" defer></script>
+${scripts.map((name) => html`<script src="/dashboard/assets/${name}" defer></script>
+`)}
 </head>
 <body>
 <header><a class="brand" href="/dashboard">Mailroom</a>${nav}</header>

@@ -35,6 +35,12 @@ export async function findBroadcast(db: Db | Tx, id: string): Promise<BroadcastR
   return row && fromTable(row);
 }
 
+/** The names of some broadcasts, by id. */
+export async function findBroadcastNames(db: Db, ids: string[]): Promise<{ id: string; name: string | null }[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('broadcasts').select(['id', 'name']).where('id', 'in', ids).execute();
+}
+
 export async function listBroadcasts(db: Db, page: PageRequest) {
   const columns = ['id', 'name', 'segment_id', 'topic_id', 'status', 'created_at', 'scheduled_at', 'sent_at'] as const;
   return selectPage(db.selectFrom('broadcasts').select(columns), 'id', page);

@@ -53,6 +53,18 @@ export async function findDomainByName(db: Db, name: string): Promise<DomainRow 
   return row && fromTable(row);
 }
 
+/** The ids and names of the domains among `ids` or `names` (either list may be empty). */
+export async function findDomainNames(db: Db, by: { ids?: string[]; names?: string[] }): Promise<{ id: string; name: string }[]> {
+  const ids = by.ids ?? [];
+  const names = by.names ?? [];
+  if (ids.length === 0 && names.length === 0) return [];
+  return db
+    .selectFrom('domains')
+    .select(['id', 'name'])
+    .where((eb) => eb.or([...(ids.length ? [eb('id', 'in', ids)] : []), ...(names.length ? [eb('name', 'in', names)] : [])]))
+    .execute();
+}
+
 export async function listDomains(db: Db, page: PageRequest) {
   const columns = ['id', 'name', 'status', 'created_at', 'region', 'open_tracking', 'click_tracking', 'sending', 'receiving'] as const;
   return selectPage(db.selectFrom('domains').select(columns), 'id', page);

@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
-import type { Db, Tx } from './db.ts';
+import { isPostgres, type Db, type Tx } from './db.ts';
 import { json, parsed } from './json.ts';
 import { contains } from './like-pattern.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { Rows } from './insert-rows.ts';
+import { mergeMetricRows, type EmailMetricRow } from './email-metrics.ts';
 import type { EmailAttachmentTable, EmailEventTable, EmailRecipientTable, EmailTable } from './schema.ts';
 
 /** A tag as the API takes it. */
@@ -42,6 +43,8 @@ export interface EmailRows {
   attachments: AttachmentRow[];
   /** Events known at acceptance: a recipient the email's topic does not allow has failed already. */
   events: EventRow[];
+  /** The rollup's increments for those events (domain/metrics/rollup.ts). */
+  metrics?: EmailMetricRow[];
   /** The MIME source of an email submitted whole (SMTP), sent as it is. */
   source?: Buffer;
 }
@@ -82,6 +85,7 @@ export function emailRows(emails: EmailRows[]): Rows {
     email_contents: contents.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })),
     email_recipients: emails.flatMap((e) => e.recipients),
     email_events: emails.flatMap((e) => e.events),
+    email_metrics: mergeMetricRows(emails.flatMap((e) => e.metrics ?? [])),
     email_attachments: emails.flatMap((e) => e.attachments),
     email_sources: emails.flatMap(({ email, source }) => (source ? [{ email_id: email.id, raw: source }] : [])),
   };
@@ -228,6 +232,44 @@ export async function setRecipientsStatus(tx: Tx, emailId: string, status: strin
 
 export async function insertEvents(tx: Db | Tx, events: EventRow[]): Promise<void> {
   if (events.length > 0) await tx.insertInto('email_events').values(events).execute();
+}
+
+/** Whether a recipient has an event of this type not made by a bot (an open or click before this one). */
+export async function hasEngaged(tx: Tx, emailId: string, recipient: string, type: string): Promise<boolean> {
+  const row = await tx
+    .selectFrom('email_events')
+    .select('id')
+    .where('email_id', '=', emailId)
+    .where('recipient', '=', recipient)
+    .where('type', '=', type)
+    .where('bot', '=', 0)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Holds an email's row until the transaction ends (PostgreSQL); SQLite runs one write transaction at a time already. */
+export async function lockEmail(tx: Tx, emailId: string): Promise<void> {
+  if (isPostgres(tx)) await tx.selectFrom('emails').select('id').where('id', '=', emailId).forUpdate().execute();
+}
+
+/** The events of some emails, each email's in the order written, with its sender and broadcast (the metrics' per-email reading). */
+export async function listEventsOfEmails(db: Db, emailIds: string[]) {
+  if (emailIds.length === 0) return [];
+  return db
+    .selectFrom('email_events')
+    .innerJoin('emails', 'emails.id', 'email_events.email_id')
+    .select(['email_events.email_id', 'email_events.type', 'email_events.recipient', 'email_events.response', 'email_events.bot', 'email_events.created_at', 'emails.from', 'emails.broadcast_id'])
+    .where('email_events.email_id', 'in', emailIds)
+    .orderBy('email_events.email_id')
+    .orderBy('email_events.id')
+    .execute();
+}
+
+/** Up to `limit` ids of emails with an event in [from, to) (our timestamps): a scan of the events. */
+export async function emailIdsWithEvents(db: Db, from: string, to: string, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('email_events').select('email_id').distinct().where('created_at', '>=', from).where('created_at', '<', to).limit(limit).execute();
+  return rows.map((row) => row.email_id);
 }
 
 export async function listEvents(db: Db, emailId: string): Promise<EventRow[]> {

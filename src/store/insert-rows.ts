@@ -1,20 +1,31 @@
-import type { InsertQueryBuilder, InsertResult, Insertable } from 'kysely';
+import { sql, type InsertQueryBuilder, type InsertResult, type Insertable } from 'kysely';
 import type { Tx } from './db.ts';
 import type { Database } from './schema.ts';
 
 // SQLite binds at most 32,766 parameters per statement: many rows go in slices that stay under it.
 const MAX_PARAMETERS = 32_000;
 
+/**
+ * What an insert does when it meets a row with the same key, for the tables that have a rule: the rollup's
+ * increments add up. The one statement of it, used here and by the SQLite insert thread.
+ */
+export const ON_CONFLICT: Partial<Record<keyof Database, string>> = {
+  email_metrics: 'on conflict (slot, metric, domain, broadcast_id) do update set count = email_metrics.count + excluded.count',
+};
+
 type Finish<T extends keyof Database> = (
   query: InsertQueryBuilder<Database, T, InsertResult>,
 ) => InsertQueryBuilder<Database, T, InsertResult>;
 
-/** Inserts rows in as few statements as the parameter limit allows; `finish` may add an ON CONFLICT clause. */
+/**
+ * Inserts rows in as few statements as the parameter limit allows, under the table's ON_CONFLICT rule;
+ * `finish` may add an ON CONFLICT clause of its own.
+ */
 export async function insertRows<T extends keyof Database>(
   tx: Tx,
   table: T,
   rows: Insertable<Database[T]>[],
-  finish: Finish<T> = (query) => query,
+  finish: Finish<T> = withConflictRule(table),
 ): Promise<void> {
   if (rows.length === 0) return;
   // Blobs (attachments) can be megabytes each: one row per statement keeps statements small.
@@ -23,6 +34,11 @@ export async function insertRows<T extends keyof Database>(
   for (let i = 0; i < rows.length; i += perStatement) {
     await finish(tx.insertInto(table).values(rows.slice(i, i + perStatement) as any)).execute();
   }
+}
+
+function withConflictRule<T extends keyof Database>(table: T): Finish<T> {
+  const rule = ON_CONFLICT[table];
+  return rule === undefined ? (query) => query : (query) => query.modifyEnd(sql.raw(rule));
 }
 
 /** Rows of several tables, inserted in the order the tables are listed (parents before children). */

@@ -123,6 +123,18 @@ export interface EmailEventTable {
   bot: number;
 }
 
+/** The email metrics rollup: how many times `metric` happened in a 15-minute slot (domain/metrics/). */
+export interface EmailMetricTable {
+  /** Epoch ms of the slot's start (a multiple of 15 minutes, UTC). */
+  slot: number;
+  /** The sender's domain (lower-case ASCII); for `received`, the receiving domain. */
+  domain: string;
+  /** '' for an email of no broadcast. */
+  broadcast_id: string;
+  metric: string;
+  count: number;
+}
+
 /** The MIME source of an email submitted whole (SMTP): what is sent, in place of a composed message. */
 export interface EmailSourceTable {
   email_id: string;
@@ -412,6 +424,7 @@ export interface Database {
   email_recipients: EmailRecipientTable;
   email_attachments: EmailAttachmentTable;
   email_events: EmailEventTable;
+  email_metrics: EmailMetricTable;
   email_sources: EmailSourceTable;
   events: EventTable;
   webhooks: WebhookTable;

@@ -1,5 +1,6 @@
 import type { EmailRows, Tag } from '../../store/emails.ts';
 import { startingState, type RecipientEvents } from '../events/email-events.ts';
+import { rollupRows } from '../metrics/rollup.ts';
 
 /** An accepted email, checked and normalized: what POST /emails and a broadcast's fan-out both write. */
 export interface NewEmail {
@@ -35,7 +36,7 @@ export interface NewEmail {
 export const newMessageId = (id: string, fromDomain: string): string => `<${id}@${fromDomain}>`;
 
 /**
- * The rows of a new email, its recipients and its first events (the one builder: the Message-ID rule,
+ * The rows of a new email, its recipients, its first events and their counts (the one builder: the Message-ID rule,
  * and where a new email and its recipients stand, are written here only).
  */
 export function newEmailRows(email: NewEmail, createdAt: string): Omit<EmailRows, 'attachments'> {
@@ -65,5 +66,6 @@ export function newEmailRows(email: NewEmail, createdAt: string): Omit<EmailRows
     },
     recipients: state.recipients,
     events: state.events,
+    metrics: state.events.length === 0 ? [] : rollupRows(email.fromDomain, email.broadcastId, state.events),
   };
 }

@@ -3,6 +3,9 @@ import { newId } from '../../ids.ts';
 import * as emails from '../../store/emails.ts';
 import type { EventRow, RecipientRow } from '../../store/emails.ts';
 import type { Tx } from '../../store/db.ts';
+import { addMetrics } from '../../store/email-metrics.ts';
+import { countsUnique } from '../metrics/metric-names.ts';
+import { rollupRows, senderDomain } from '../metrics/rollup.ts';
 import { emailEvents, engagementEvents, type EventEmail } from '../webhooks/email-payload.ts';
 import { logEvents } from './event-log.ts';
 
@@ -47,15 +50,16 @@ function plan(emailId: string, groups: RecipientEvents[], at: string): { rows: E
 }
 
 /**
- * Records one step of an email in the caller's transaction: its event rows, each recipient's status (its
- * last event of the step), the email's last_event and the webhook events (event-log.ts), together. The
- * only place that writes them.
+ * Records one step of an email in the caller's transaction: its event rows, their counts in the metrics
+ * rollup, each recipient's status (its last event of the step), the email's last_event and the webhook
+ * events (event-log.ts), together. The only place that writes them.
  */
 export async function recordEvents(ctx: Context, tx: Tx, email: EventEmail, groups: RecipientEvents[], at: string): Promise<void> {
   const emailId = email.id;
   const { rows, lastEvent } = plan(emailId, groups, at);
   if (lastEvent === undefined) return;
   await emails.insertEvents(tx, rows);
+  await addMetrics(tx, rollupRows(senderDomain(email.from), email.broadcast_id, rows));
   await logEvents(ctx, tx, emailEvents(email, rows.map((row) => ({ state: row.type as EmailState, response: row.response }))), at);
   for (const group of groups) {
     const status = group.types.at(-1)!;
@@ -105,14 +109,22 @@ export interface Engagement {
 
 /**
  * Records an open, a click or an unsubscribe of one recipient in the caller's transaction: its event
- * row, and unless a bot made it, the webhook event and the recipient's status and the email's
- * last_event, each raised only when the new state ranks higher (an open never hides a complaint).
+ * row, and unless a bot made it, its counts in the metrics rollup (the recipient's first open or click
+ * is unique too), the webhook event and the recipient's status and the email's last_event, each raised
+ * only when the new state ranks higher (an open never hides a complaint).
  */
 export async function recordEngagement(ctx: Context, tx: Tx, email: EventEmail & { last_event: string }, engagement: Engagement, at: string): Promise<void> {
   const { type, recipient } = engagement;
   const row: EventRow = { id: newId(), email_id: email.id, type, recipient, response: engagement.bot ?? null, created_at: at, link: engagement.link ?? null, bot: engagement.bot ? 1 : 0 };
+  let first = false;
+  if (!engagement.bot && countsUnique(type)) {
+    // Two first opens at once must not both count as unique: the email's row is locked before looking.
+    await emails.lockEmail(tx, email.id);
+    first = !(await emails.hasEngaged(tx, email.id, recipient, type));
+  }
   await emails.insertEvents(tx, [row]);
   if (engagement.bot) return;
+  await addMetrics(tx, rollupRows(senderDomain(email.from), email.broadcast_id, [{ ...row, first }]));
   countAfterCommit(ctx, tx, [row]);
   if (type === 'unsubscribed') return;
   await logEvents(ctx, tx, engagementEvents(email, engagement, at), at);

@@ -1,10 +1,12 @@
 import { isoTime, toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { newId } from '../../ids.ts';
+import { addMetrics } from '../../store/email-metrics.ts';
 import { insertReceivedEmail, type ReceivedAttachmentRow, type ReceivedEmailRow } from '../../store/received-emails.ts';
 import { asBuffer } from '../../threads.ts';
 import { prepareReport } from '../bounces/reports.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
+import { receivedRows } from '../metrics/rollup.ts';
 import type { Envelope } from './read-message.ts';
 
 /** The `email.received` webhook: who and what, no body (the application fetches it). */
@@ -29,8 +31,8 @@ function receivedEvent(email: ReceivedEmailRow, attachments: ReceivedAttachmentR
 
 /**
  * Takes a message the inbound SMTP server received: parses and authenticates it (message-reader.ts),
- * then commits its row, its bytes, its attachments and its `email.received` event (with the webhook
- * deliveries) in one transaction, under `id`. A bounce or complaint report about one of our emails
+ * then commits its row, its bytes, its attachments, its `email.received` event (with the webhook
+ * deliveries) and its count in the metrics rollup in one transaction, under `id`. A bounce or complaint report about one of our emails
  * (matched by the original Message-ID: bounces/reports.ts) is stored all the same, and recorded in
  * that transaction too. Resolves once committed: only then may the server answer 250.
  */
@@ -53,6 +55,7 @@ export async function receiveMessage(ctx: Context, id: string, raw: Buffer, enve
   await ctx.writer.transaction(async (tx) => {
     await insertReceivedEmail(tx, email, raw, attachments);
     await logEvents(ctx, tx, [receivedEvent(email, attachments)], email.created_at);
+    await addMetrics(tx, receivedRows(email.received_for, email.created_at));
     await report?.(tx, email.created_at);
   });
 }

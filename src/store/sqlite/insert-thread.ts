@@ -5,7 +5,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import type SQLite from 'better-sqlite3';
 import { describeError, type ThreadAnswer } from '../../threads.ts';
 import { openSqlite, openWal } from '../db.ts';
-import type { Rows } from '../insert-rows.ts';
+import { ON_CONFLICT, type Rows } from '../insert-rows.ts';
 import { WriteLock } from './write-lock.ts';
 
 export interface InsertRequest {
@@ -34,7 +34,8 @@ function statementFor(table: string, columns: string[]): SQLite.Statement {
   const key = `${table}(${columns.join(',')})`;
   let statement = statements.get(key);
   if (!statement) {
-    statement = sqlite.prepare(`INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+    const onConflict = ON_CONFLICT[table as keyof typeof ON_CONFLICT] ?? '';
+    statement = sqlite.prepare(`INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${onConflict}`);
     statements.set(key, statement);
   }
   recent.set(table, { columns, statement });

@@ -1,0 +1,68 @@
+import { sql } from 'kysely';
+import type { Db, Tx } from './db.ts';
+import { insertRows } from './insert-rows.ts';
+import type { EmailMetricTable } from './schema.ts';
+
+export type EmailMetricRow = EmailMetricTable;
+
+const keyOf = (row: EmailMetricRow) => `${row.slot}\n${row.domain}\n${row.broadcast_id}\n${row.metric}`;
+
+/**
+ * Increments with the same key added into one: PostgreSQL refuses an upsert that meets the same key
+ * twice in one statement.
+ */
+export function mergeMetricRows(rows: EmailMetricRow[]): EmailMetricRow[] {
+  if (rows.length < 2) return rows;
+  const merged = new Map<string, EmailMetricRow>();
+  for (const row of rows) {
+    const key = keyOf(row);
+    const known = merged.get(key);
+    if (known) known.count += row.count;
+    else merged.set(key, { ...row });
+  }
+  return [...merged.values()];
+}
+
+/** Adds increments to the rollup in the caller's transaction (the conflict rule of insert-rows.ts adds them up). */
+export async function addMetrics(tx: Tx, rows: EmailMetricRow[]): Promise<void> {
+  await insertRows(tx, 'email_metrics', mergeMetricRows(rows));
+}
+
+/** Which rollup rows a question reads: slots in [from, to), and optionally some domains and broadcasts (each list non-empty). */
+export interface MetricScope {
+  from: number;
+  to: number;
+  domains?: string[];
+  broadcastIds?: string[];
+  metrics: string[];
+}
+
+export interface MetricSum {
+  slot: number | null;
+  domain: string | null;
+  broadcast_id: string | null;
+  metric: string;
+  count: number;
+}
+
+/** The rollup's counts in a scope, summed over what `by` leaves out (slot, domain, broadcast). */
+export async function sumMetrics(db: Db, scope: MetricScope, by: { slot: boolean; domain: boolean; broadcast: boolean }): Promise<MetricSum[]> {
+  let query = db
+    .selectFrom('email_metrics')
+    .select([
+      (by.slot ? sql<number | null>`slot` : sql<number | null>`null`).as('slot'),
+      (by.domain ? sql<string | null>`domain` : sql<string | null>`null`).as('domain'),
+      (by.broadcast ? sql<string | null>`broadcast_id` : sql<string | null>`null`).as('broadcast_id'),
+      'metric',
+      // An integer sum: bigint on PostgreSQL, read as a number (db.ts).
+      sql<number>`sum(count)`.as('count'),
+    ])
+    .where('slot', '>=', scope.from)
+    .where('slot', '<', scope.to)
+    .where('metric', 'in', scope.metrics);
+  if (scope.domains) query = query.where('domain', 'in', scope.domains);
+  if (scope.broadcastIds) query = query.where('broadcast_id', 'in', scope.broadcastIds);
+  // In the key's order (slot, metric, domain, broadcast_id), so that SQLite reads the groups in order.
+  const groups = [...(by.slot ? ['slot' as const] : []), 'metric' as const, ...(by.domain ? ['domain' as const] : []), ...(by.broadcast ? ['broadcast_id' as const] : [])];
+  return query.groupBy(groups).execute();
+}
