@@ -96,7 +96,7 @@ describe('scale-out on PostgreSQL', { skip: !dialects.includes('postgres') && 'n
       const check = await startApp('postgres', { database, worker: false, env: { MAILROOM_API_KEY: KEY } });
       let expected: Set<string>;
       try {
-        await eventually(async () => (await check.ctx.db.selectFrom('emails').select((eb) => eb.fn.countAll<string>().as('n')).where('broadcast_id', 'is not', null).executeTakeFirstOrThrow()).n === String(2 * CONTACTS) || undefined, 60_000);
+        await eventually(async () => Number((await check.ctx.db.selectFrom('emails').select((eb) => eb.fn.countAll<string>().as('n')).where('broadcast_id', 'is not', null).executeTakeFirstOrThrow()).n) === 2 * CONTACTS || undefined, 60_000);
         const fannedOut = await check.ctx.db.selectFrom('emails').select('message_id').where('broadcast_id', 'is not', null).execute();
         expected = new Set([...accepted.map((id) => `<${id}@example.com>`), ...fannedOut.map((row) => row.message_id)]);
         assert.equal(expected.size, SINGLES + BATCHES * 100 + 2 * CONTACTS);
