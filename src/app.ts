@@ -9,6 +9,7 @@ import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './errors.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
 import { limitLargeBodies } from './http/large-bodies.ts';
+import { limitRequestRates } from './http/rate-limit.ts';
 import { describeRoutes } from './http/openapi.ts';
 import { logRequest } from './http/request-log.ts';
 import { countRequests } from './http/request-metrics.ts';
@@ -122,6 +123,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   app.addHook('onResponse', countRequests(ctx.instruments));
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(notFound(app));
+  await limitRequestRates(app, ctx);
 
   systemRoutes(app, ctx);
   apiKeyRoutes(app, ctx);
