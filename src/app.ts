@@ -118,12 +118,12 @@ export async function buildApp(ctx: Context): Promise<App> {
     done();
   });
   app.addHook('onRequest', authenticate(ctx));
+  app.addHook('onRequest', await limitRequestRates(app, ctx));
   app.addHook('onRequest', limitLargeBodies(ctx.config.http.maxLargeBodies));
   app.addHook('onResponse', logRequest);
   app.addHook('onResponse', countRequests(ctx.instruments));
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(notFound(app));
-  await limitRequestRates(app, ctx);
 
   systemRoutes(app, ctx);
   apiKeyRoutes(app, ctx);
