@@ -2,9 +2,13 @@
 // (b) POST /emails with a typical 1 KB payload to Mailroom as `npm start` runs it (one process: the API,
 // and the worker capturing every email beside it); (b') the same to an API process alone (--role api);
 // (c) POST /emails/batch with 100 emails per request, to the default process.
+// With BENCH_DATABASE_URL (a PostgreSQL database; the bench works in a schema of its own and drops it):
+// (d) POST /emails to an API process alone on PostgreSQL, and (d') the same with every request counted
+// by a rate limit too high to refuse any (MAILROOM_RATE_LIMIT=1000000), in alternating turns.
 import { fork } from 'node:child_process';
 import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 
@@ -80,6 +84,58 @@ async function drained(databaseUrl: string): Promise<void> {
   }
 }
 
+/** A fresh schema on `base`, and the URL whose connections use it. */
+async function createSchema(base: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = `bench_${process.pid}_${Date.now()}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    await client.query(statement);
+    await client.end();
+  };
+  await run(`create schema ${schema}`);
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: url.toString(), drop: () => run(`drop schema ${schema} cascade`) };
+}
+
+/** (d) and (d'): the cost of counting every request against a key's limit shared through PostgreSQL. */
+async function benchPostgres(base: string, body: string): Promise<Figure[]> {
+  const schema = await createSchema(base);
+  // PostgreSQL needs the secret every process shares.
+  const secret = { MAILROOM_SECRET: 'bench-secret-bench-secret-bench-secret-0123' };
+  const unlimited = await startMailroom({ role: 'api', databaseUrl: schema.url, env: secret });
+  const limited = await startMailroom({ role: 'api', databaseUrl: schema.url, env: { ...secret, MAILROOM_RATE_LIMIT: '1000000' } });
+  try {
+    await load(`${unlimited.url}/emails`, body, 32, WARM_UP_S);
+    await load(`${limited.url}/emails`, body, 32, WARM_UP_S);
+    const plain: number[] = [];
+    const counted: number[] = [];
+    let worstP99 = 0;
+    for (let i = 0; i < TURNS; i++) {
+      const order = i % 2 === 0 ? [unlimited, limited] : [limited, unlimited];
+      for (const mailroom of order) {
+        const result = await load(`${mailroom.url}/emails`, body, 32, TURN_S);
+        (mailroom === limited ? counted : plain).push(rate(result));
+        if (mailroom === limited) worstP99 = Math.max(worstP99, result.latency.p99);
+      }
+    }
+    const [low, high] = ratioInterval(counted, plain);
+    return [
+      { name: '(d) POST /emails, --role api on PostgreSQL, 32 connections', value: sum(plain) / TURNS, unit: 'req/s' },
+      { name: "(d') the same with MAILROOM_RATE_LIMIT=1000000", value: sum(counted) / TURNS, unit: 'req/s' },
+      { name: "(d') p99 latency, worst turn", value: worstP99, unit: 'ms' },
+      { name: `(d') / (d), ${TURNS} turns of ${TURN_S} s each`, value: sum(counted) / sum(plain), unit: 'ratio' },
+      { name: "(d') / (d), 95% interval, low end", value: low, unit: 'ratio' },
+      { name: "(d') / (d), 95% interval, high end", value: high, unit: 'ratio' },
+    ];
+  } finally {
+    await unlimited.stop();
+    await limited.stop();
+    await schema.drop();
+  }
+}
+
 export async function benchApi(): Promise<Figure[]> {
   const body = JSON.stringify(typical);
   const bare = await startBare();
@@ -119,6 +175,7 @@ export async function benchApi(): Promise<Figure[]> {
     const pairs = single.map((value, i) => value / ceiling[i]!);
     const alone = turns.map((t) => rate(t.apiOnly));
     const [aloneLow, aloneHigh] = ratioInterval(alone, ceiling);
+    const postgres = process.env.BENCH_DATABASE_URL ? await benchPostgres(process.env.BENCH_DATABASE_URL, body) : [];
     return [
       { name: `(a) bare Fastify route, ${body.length} B body, 32 connections`, value: sum(ceiling) / TURNS, unit: 'req/s' },
       { name: '(a) slowest turn', value: Math.min(...ceiling), unit: 'req/s' },
@@ -139,6 +196,7 @@ export async function benchApi(): Promise<Figure[]> {
       { name: "(b') / (a), 95% interval, high end", value: aloneHigh, unit: 'ratio' },
       { name: '(c) POST /emails/batch, 100 emails each, 8 connections', value: (batch.requests.total * 100) / BATCH_S, unit: 'emails/s' },
       { name: '(c) p99 latency per batch', value: batch.latency.p99, unit: 'ms' },
+      ...postgres,
     ];
   } finally {
     bare.stop();

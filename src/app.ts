@@ -9,6 +9,7 @@ import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './errors.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
 import { limitLargeBodies } from './http/large-bodies.ts';
+import { limitRequestRates } from './http/rate-limit.ts';
 import { describeRoutes } from './http/openapi.ts';
 import { logRequest } from './http/request-log.ts';
 import { countRequests } from './http/request-metrics.ts';
@@ -119,6 +120,7 @@ export async function buildApp(ctx: Context): Promise<App> {
     done();
   });
   app.addHook('onRequest', authenticate(ctx));
+  app.addHook('onRequest', await limitRequestRates(app, ctx));
   app.addHook('onRequest', limitLargeBodies(ctx.config.http.maxLargeBodies));
   app.addHook('onResponse', logRequest);
   app.addHook('onResponse', countRequests(ctx.instruments));

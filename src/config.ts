@@ -40,6 +40,8 @@ export interface Config {
     readonly requestTimeoutMs: number;
     /** Requests with a body over 1 MB served at once; more get 429 and retry. */
     readonly maxLargeBodies: number;
+    /** Requests per second per API key (MAILROOM_RATE_LIMIT), unless the key sets its own; undefined: none. */
+    readonly rateLimit: number | undefined;
   };
   /** The inbound SMTP server (receiving): undefined port, none. */
   readonly inbound: {
@@ -92,6 +94,9 @@ export interface Config {
     readonly healthPort: number | undefined;
   };
 }
+
+/** The most requests per second a key may be given, by MAILROOM_RATE_LIMIT or its own `rate_limit`. */
+export const MAX_RATE_LIMIT = 1_000_000;
 
 export class ConfigError extends Error {}
 
@@ -250,6 +255,7 @@ export function readConfig(env: Env = process.env): Config {
     http: Object.freeze({
       requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
       maxLargeBodies: integer(env, 'HTTP_MAX_LARGE_BODIES', 2, 1, 1000),
+      rateLimit: env.MAILROOM_RATE_LIMIT ? integer(env, 'MAILROOM_RATE_LIMIT', 0, 1, MAX_RATE_LIMIT) : undefined,
     }),
     inbound: Object.freeze({
       port: env.INBOUND_SMTP_PORT ? integer(env, 'INBOUND_SMTP_PORT', 0, 0, 65535) : undefined,

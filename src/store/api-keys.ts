@@ -33,9 +33,11 @@ export async function listApiKeys(db: Db, page: PageRequest) {
   return selectPage(db.selectFrom('api_keys').select(['id', 'name', 'permission', 'domain_id', 'created_at', 'last_used_at']), 'id', page);
 }
 
-/** Renames a key; false when there is no such key. */
-export async function renameApiKey(db: Db, id: string, name: string): Promise<boolean> {
-  const result = await db.updateTable('api_keys').set({ name }).where('id', '=', id).executeTakeFirst();
+export type ApiKeyChanges = Partial<Pick<ApiKeyRow, 'name' | 'rate_limit'>>;
+
+/** Sets a key's name or rate; false when there is no such key. */
+export async function updateApiKey(db: Db, id: string, changes: ApiKeyChanges): Promise<boolean> {
+  const result = await db.updateTable('api_keys').set(changes).where('id', '=', id).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 

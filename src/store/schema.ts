@@ -12,6 +12,17 @@ export interface ApiKeyTable {
   last_used_at: string | null;
   /** 1 for the key MAILROOM_API_KEY gives: a new value of the variable replaces it. */
   configured: number;
+  /** Requests per second; null: MAILROOM_RATE_LIMIT. */
+  rate_limit: number | null;
+}
+
+/** PostgreSQL: how much of each key's budget the API processes have taken in its current window. */
+export interface RateLimitWindowTable {
+  api_key_id: string;
+  /** Epoch ms of the window's start. */
+  window_start: number;
+  /** Requests handed out in that window, across processes (it may pass the limit: see store/rate-limit-windows.ts). */
+  taken: number;
 }
 
 export interface EmailTable {
@@ -419,6 +430,7 @@ export interface SettingTable {
 
 export interface Database {
   api_keys: ApiKeyTable;
+  rate_limit_windows: RateLimitWindowTable;
   emails: EmailTable;
   email_contents: EmailContentTable;
   email_recipients: EmailRecipientTable;

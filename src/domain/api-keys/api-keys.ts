@@ -1,6 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
+import { MAX_RATE_LIMIT } from '../../config.ts';
 import { AppError, invalidField, missingField, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import * as store from '../../store/api-keys.ts';
@@ -24,7 +25,16 @@ function checkName(name: string | undefined): string {
   return name;
 }
 
-function keyRow(ctx: Context, token: string, name: string, permission: Permission, domainId: string | null): store.ApiKeyRow {
+/** A key's own rate: requests per second, or null for MAILROOM_RATE_LIMIT (a Mailroom extension). */
+function checkRateLimit(value: number | null | undefined): number | null {
+  if (value === undefined || value === null) return null;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_RATE_LIMIT) {
+    throw invalidField('rate_limit', `expected a whole number of requests per second from 1 to ${MAX_RATE_LIMIT}, or null for the default.`);
+  }
+  return value;
+}
+
+function keyRow(ctx: Context, token: string, name: string, permission: Permission, domainId: string | null, rateLimit: number | null): store.ApiKeyRow {
   return {
     id: newId(),
     name,
@@ -34,15 +44,17 @@ function keyRow(ctx: Context, token: string, name: string, permission: Permissio
     created_at: toTimestamp(ctx.clock.now()),
     last_used_at: null,
     configured: 0,
+    rate_limit: rateLimit,
   };
 }
 
 /** Creates a key and returns its token, the only time the token is ever shown. */
 export async function createApiKey(
   ctx: Context,
-  input: { name?: string; permission?: string; domain_id?: string },
+  input: { name?: string; permission?: string; domain_id?: string; rate_limit?: number | null },
 ): Promise<{ id: string; token: string }> {
   const name = checkName(input.name);
+  const rateLimit = checkRateLimit(input.rate_limit);
   const permission = input.permission ?? 'full_access';
   if (permission !== 'full_access' && permission !== 'sending_access') {
     throw new AppError('invalid_access', 'Access must be "full_access" | "sending_access"');
@@ -51,7 +63,7 @@ export async function createApiKey(
   const domainId = permission === 'sending_access' ? (input.domain_id ?? null) : null;
   if (domainId !== null && !(await findDomain(ctx.db, domainId))) throw invalidField('domain_id', 'no domain has this id.');
   const token = newToken();
-  const row = keyRow(ctx, token, name, permission, domainId);
+  const row = keyRow(ctx, token, name, permission, domainId, rateLimit);
   await store.insertApiKey(ctx.db, row);
   return { id: row.id, token };
 }
@@ -64,7 +76,7 @@ export async function createApiKey(
 export async function seedConfiguredKey(ctx: Context): Promise<void> {
   const configured = ctx.config.apiKey;
   if (configured === undefined) return;
-  const row = { ...keyRow(ctx, configured, 'MAILROOM_API_KEY', 'full_access', null), configured: 1 };
+  const row = { ...keyRow(ctx, configured, 'MAILROOM_API_KEY', 'full_access', null, null), configured: 1 };
   const replaced = await ctx.writer.transaction((tx) => store.replaceConfiguredKey(tx, row));
   for (const id of replaced) ctx.apiKeys.forget(id);
 }
@@ -89,8 +101,13 @@ export async function listApiKeys(ctx: Context, page: PageRequest) {
   return store.listApiKeys(ctx.db, page);
 }
 
-export async function renameApiKey(ctx: Context, id: string, input: { name?: string }): Promise<void> {
-  if (!(await store.renameApiKey(ctx.db, id, checkName(input.name)))) throw notFound('API key');
+/** Renames a key, sets its rate (null: back to the default), or both; a new rate applies at once in this process. */
+export async function updateApiKey(ctx: Context, id: string, input: { name?: string; rate_limit?: number | null }): Promise<void> {
+  const changes: store.ApiKeyChanges = {};
+  if (input.name !== undefined || input.rate_limit === undefined) changes.name = checkName(input.name);
+  if (input.rate_limit !== undefined) changes.rate_limit = checkRateLimit(input.rate_limit);
+  if (!(await store.updateApiKey(ctx.db, id, changes))) throw notFound('API key');
+  if (changes.rate_limit !== undefined) ctx.apiKeys.forget(id);
 }
 
 export async function deleteApiKey(ctx: Context, id: string): Promise<void> {

@@ -1,10 +1,12 @@
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { idFloor } from '../../ids.ts';
+import type { ApiKeyRow } from '../../store/api-keys.ts';
 import * as store from '../../store/usage.ts';
+import { effectiveRateLimit, RATE_WINDOW_MS } from '../api-keys/rate-limits.ts';
 
-// GET /usage, in Resend's shape. Mailroom sets no quota and no rate limit: every limit is null. Days and
-// months are UTC, as Resend's quotas are.
+// GET /usage, in Resend's shape. Mailroom sets no quota: every limit is null but the request rate's,
+// which is the calling key's. Days and months are UTC, as Resend's quotas are.
 
 /** Slack on the id bound of a period: an id and its row's created_at are read a moment apart. */
 const ID_SLACK_MS = 60_000;
@@ -27,10 +29,10 @@ async function emailsIn(ctx: Context, from: number, until: number) {
 
 /**
  * The counts of today and this month: `sent` the emails accepted (by the API, SMTP submission or a
- * broadcast's fan-out) and not canceled, `received` the emails received, `used` both; and how many
- * contacts, segments, broadcasts and domains there are.
+ * broadcast's fan-out) and not canceled, `received` the emails received, `used` both; how many
+ * contacts, segments, broadcasts and domains there are; and the request rate `key` may make.
  */
-export async function getUsage(ctx: Context) {
+export async function getUsage(ctx: Context, key: ApiKeyRow) {
   const now = new Date(ctx.clock.now());
   const [year, month, day] = [now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()];
   const today = Date.UTC(year, month, day);
@@ -50,7 +52,7 @@ export async function getUsage(ctx: Context) {
     ai_credits: { used: 0, limit: null, next_increase_at: null },
     automation_runs: { used: 0, limit: null, resets_at: new Date(nextMonth).toISOString() },
     domains: { used: rows.domains, limit: null },
-    // Resend's window is a second, which it writes '1000ms'.
-    rate_limit: { limit: null, duration: '1000ms' },
+    // Resend writes its one-second window '1000ms'.
+    rate_limit: { limit: effectiveRateLimit(ctx, key), duration: `${RATE_WINDOW_MS}ms` },
   };
 }

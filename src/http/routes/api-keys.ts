@@ -12,6 +12,11 @@ const ApiKeyListItem = Type.Object({
   last_used_at: Type.Union([Type.String(), Type.Null()]),
 });
 
+/** Mailroom's extension: a key's own request rate (docs/operations.md#rate-limits). */
+const RateLimit = Type.Union([Type.Integer(), Type.Null()], {
+  description: 'a whole number of requests per second, or null for the default (MAILROOM_RATE_LIMIT); a Mailroom extension',
+});
+
 export function apiKeyRoutes(app: App, ctx: Context): void {
   app.post(
     '/api-keys',
@@ -22,6 +27,7 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
           name: Str(MAX.short),
           permission: Type.Optional(Str(MAX.short, '"full_access" (default) or "sending_access"')),
           domain_id: Type.Optional(Str(MAX.id, 'Restricts a sending key to one domain')),
+          rate_limit: Type.Optional(RateLimit),
         }),
         response: { 201: Type.Object({ object: Type.Literal('api_key'), id: Type.String(), token: Type.String() }) },
       },
@@ -42,14 +48,14 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
     `/api-keys/:id${UUID}`,
     {
       schema: {
-        summary: 'Rename an API key',
+        summary: 'Rename an API key, or set its rate limit',
         params: IdParams,
-        body: Type.Object({ name: Str(MAX.short) }),
+        body: Type.Object({ name: Type.Optional(Str(MAX.short)), rate_limit: Type.Optional(RateLimit) }),
         response: { 200: objectId('api_key') },
       },
     },
     async (request) => {
-      await apiKeys.renameApiKey(ctx, request.params.id, request.body);
+      await apiKeys.updateApiKey(ctx, request.params.id, request.body);
       return { object: 'api_key' as const, id: request.params.id };
     },
   );

@@ -16,13 +16,18 @@ const Usage = Type.Object({
   ai_credits: Type.Object({ used: Type.Integer(), limit: Type.Null(), next_increase_at: Nullable(Type.String()) }),
   automation_runs: Type.Object({ used: Type.Integer(), limit: Type.Null(), resets_at: Type.String() }),
   domains: Count,
-  rate_limit: Type.Object({ limit: Type.Null(), duration: Type.String() }),
+  rate_limit: Type.Object({ limit: Nullable(Type.Integer({ description: "The calling key's requests per second; null: no limit" })), duration: Type.String() }),
 });
 
 export function usageRoutes(app: App, ctx: Context): void {
   app.get(
     '/usage',
-    { schema: { summary: "Today's and this month's emails (UTC), and how many contacts, segments, broadcasts and domains; no limits", response: { 200: Usage } } },
-    async () => getUsage(ctx),
+    {
+      schema: {
+        summary: "Today's and this month's emails (UTC), how many contacts, segments, broadcasts and domains, and the calling key's rate limit",
+        response: { 200: Usage },
+      },
+    },
+    async (request) => getUsage(ctx, request.apiKey!),
   );
 }

@@ -18,6 +18,7 @@ import * as eventEmails from './0015-event-emails.ts';
 import * as broadcastEmails from './0016-broadcast-emails.ts';
 import * as engagement from './0017-engagement.ts';
 import * as emailMetrics from './0018-email-metrics.ts';
+import * as rateLimits from './0019-rate-limits.ts';
 import * as retention from './0020-retention.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0016-broadcast-emails': broadcastEmails,
   '0017-engagement': engagement,
   '0018-email-metrics': emailMetrics,
+  '0019-rate-limits': rateLimits,
   '0020-retention': retention,
 };
 

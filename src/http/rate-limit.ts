@@ -1,0 +1,61 @@
+import rateLimit, { type FastifyRateLimitStore, type RateLimitPluginOptions } from '@fastify/rate-limit';
+import type { FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { App } from '../app.ts';
+import type { Context } from '../context.ts';
+import { createRateBudget, effectiveRateLimit, RATE_WINDOW_MS, type RateBudget } from '../domain/api-keys/rate-limits.ts';
+import { AppError } from '../errors.ts';
+import { sharedWindows } from '../store/rate-limit-windows.ts';
+
+/** The plugin's store over a RateBudget: `current` past `max` means refused. */
+function storeOver(budget: RateBudget) {
+  return class RateBudgetStore implements FastifyRateLimitStore {
+    incr(keyId: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, _window: number, max: number): void {
+      budget.take(keyId, max).then(
+        (take) => callback(null, { current: take.allowed ? max - take.remaining : max + 1, ttl: take.resetMs }),
+        (error: Error) => callback(error),
+      );
+    }
+
+    // Routes set no limit of their own, so the plugin never asks for a store per route.
+    child(): FastifyRateLimitStore {
+      return this;
+    }
+  };
+}
+
+/** Requests a second for the request's key; public and dashboard routes carry none. */
+function limitOf(ctx: Context, request: FastifyRequest): number | null {
+  return request.apiKey ? effectiveRateLimit(ctx, request.apiKey) : null;
+}
+
+/**
+ * Limits each API key's requests a second (MAILROOM_RATE_LIMIT, or the key's own `rate_limit`) with
+ * @fastify/rate-limit, as Resend signals it: `ratelimit-limit`, `-remaining` and `-reset` on every
+ * answer to a limited key, and beyond the limit 429 `rate_limit_exceeded` with `retry-after`. An
+ * onRequest hook: add it after authentication's, and it decides before the body is read.
+ */
+export async function limitRequestRates(app: App, ctx: Context): Promise<onRequestHookHandler> {
+  const options: RateLimitPluginOptions = {
+    // Not on every route: the hook below calls the limiter for limited keys only, so that requests of
+    // unlimited keys, and those without one, pay one property check rather than the plugin's awaits.
+    global: false,
+    store: storeOver(createRateBudget(ctx.clock, sharedWindows(ctx.db))),
+    timeWindow: RATE_WINDOW_MS,
+    keyGenerator: (request) => request.apiKey!.id,
+    max: (request) => limitOf(ctx, request)!,
+    enableDraftSpec: true,
+    errorResponseBuilder: (_request, { max, ttl }) => {
+      const seconds = Math.ceil(ttl / 1000);
+      return new AppError(
+        'rate_limit_exceeded',
+        `Too many requests. Please limit the number of requests per second (${max} for this API key) and retry after ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`,
+      );
+    },
+  };
+  await app.register(rateLimit, options);
+  const limit = app.rateLimit();
+  return (request, reply, done) => {
+    if (limitOf(ctx, request) === null) return done();
+    limit.call(app, request, reply).then(() => done(), done);
+  };
+}
