@@ -15,7 +15,7 @@ import type { MessageContent } from '../delivery/signed-message.ts';
 import * as emails from '../store/emails.ts';
 import type { EmailRow } from '../store/emails.ts';
 import type { Job } from '../domain/jobs.ts';
-import { completeHeldJob, completeJob, retryHeldJob } from '../store/jobs.ts';
+import { completeHeldJob, completeJob, postponeHeldJob, retryHeldJob } from '../store/jobs.ts';
 import { backoffMs } from './runner.ts';
 
 /** Attachments (or a submitted source) over this many bytes make an email large (see ctx.largeMessages). */
@@ -26,11 +26,13 @@ const PENDING = new Set(['queued', 'scheduled', 'delivery_delayed']);
 
 /**
  * One recipient's verdict in this attempt, with the answer it got; `refused`: not sent at all (the
- * recipient policy: failed, or suppressed), its events all in `after`.
+ * recipient policy: failed, or suppressed), its events all in `after`; `throttled`: not sent now, its
+ * destination's budget (delivery/throttle.ts) has a slot at `until`, and nothing is recorded of it.
  */
 interface Outcome {
   address: string;
-  verdict: Verdict | 'refused';
+  verdict: Verdict | 'refused' | 'throttled';
+  until?: number;
   /** Events around the verdict's own: a test address's simulated story, or a refusal's. */
   before?: EmailState[];
   after?: EmailState[];
@@ -40,7 +42,7 @@ interface Outcome {
 }
 
 function eventsFor(outcome: Outcome, exhausted: boolean): EmailState[] {
-  const own = outcome.verdict === 'refused' ? [] : eventsOf(outcome.verdict, exhausted);
+  const own = outcome.verdict === 'refused' || outcome.verdict === 'throttled' ? [] : eventsOf(outcome.verdict, exhausted);
   return [...(outcome.before ?? []), ...own, ...(outcome.after ?? [])];
 }
 
@@ -130,6 +132,7 @@ async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]
     const result = await ctx.transport.send(message);
     return to.map((address, i) => {
       const answer = result.recipients[i]!;
+      if (answer.throttledUntil !== undefined) return { address, verdict: 'throttled', until: answer.throttledUntil, response: answer.response };
       return { address, verdict: classify(answer), response: answer.accepted ? result.response : answer.response, real: true };
     });
   } catch (error) {
@@ -140,27 +143,35 @@ async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]
 }
 
 /**
- * Records the attempt: each recipient's events (through the event seam), the message sent, and the job's end, or its retry
- * when someone was deferred and attempts remain, in one transaction, and only while this worker still
- * holds the job: one stopping at its timeout hands back the jobs it has not finished (runner.ts), and
- * another worker may be sending this one already.
+ * Records the attempt: each recipient's events (through the event seam), the message sent, and the
+ * job's end or its next run, in one transaction, and only while this worker still holds the job: one
+ * stopping at its timeout hands back the jobs it has not finished (runner.ts), and another worker may
+ * be sending this one already. The job runs again at its backoff when someone was deferred and
+ * attempts remain (recipients throttled meanwhile go then too); else, when someone was throttled,
+ * once the first of their destinations has a slot, the attempt given back (a throttle is ours, not a
+ * failure); else it ends. A throttled recipient records nothing and stays pending.
  */
 async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: EmailRow, outcomes: Outcome[], raw: Buffer | undefined): Promise<void> {
   const emailId = email.id;
   const exhausted = job.attempts >= job.max_attempts;
-  const groups = outcomes.map((o) => ({ recipient: o.address, types: eventsFor(o, exhausted), response: o.response }));
+  const attempted = outcomes.filter((o) => o.verdict !== 'throttled');
+  const groups = attempted.map((o) => ({ recipient: o.address, types: eventsFor(o, exhausted), response: o.response }));
   for (const g of groups) ctx.deliveryLog.record({ email: emailId, recipient: g.recipient, outcome: g.types.at(-1)!, response: g.response, attempt: job.attempts });
-  const deferral = outcomes.find((o) => o.verdict === 'deferred');
+  const deferral = attempted.find((o) => o.verdict === 'deferred');
+  const throttledUntil = Math.min(...outcomes.map((o) => o.until ?? Infinity));
   const now = ctx.clock.now();
   await ctx.writer.transaction(async (tx) => {
     const held =
       deferral && !exhausted
         ? await retryHeldJob(tx, job.id, job.locked_by!, now + backoffMs(job.attempts), deferral.response)
-        : await completeHeldJob(tx, job.id, job.locked_by!);
+        : throttledUntil < Infinity
+          ? await postponeHeldJob(tx, job.id, job.locked_by!, throttledUntil)
+          : await completeHeldJob(tx, job.id, job.locked_by!);
     if (!held) return;
     const at = toTimestamp(now);
     await recordEvents(ctx, tx, email, groups, at);
-    if (raw) await emails.saveSentMessage(tx, emailId, raw, at);
+    // The message sent: none was when every recipient it was made for is throttled.
+    if (raw && !(outcomes.some((o) => o.verdict === 'throttled') && !outcomes.some((o) => o.real))) await emails.saveSentMessage(tx, emailId, raw, at);
     for (const o of outcomes) if (o.real && o.verdict === 'bounced') await suppress(ctx, tx, { email: o.address, origin: 'bounce', sourceId: emailId }, at);
     ctx.writer.afterCommit(tx, () => observeLatency(ctx, email, outcomes, now));
   });
