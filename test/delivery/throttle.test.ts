@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, readConfig } from '../../src/config.ts';
+import { pushesBack } from '../../src/delivery/outcomes.ts';
 import { sendJobKey } from '../../src/domain/emails/emails.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
@@ -136,6 +137,55 @@ for (const dialect of dialects) {
     });
   });
 }
+
+for (const dialect of dialects) {
+  describe(`throttling through a relay, by recipient domain (${dialect})`, () => {
+    it('holds back a domain over its rate while the others go', async () => {
+      const relay = await startSmtpServer();
+      const t = await startApp(dialect, { env: { SMTP_URL: relay.url, DELIVERY_THROTTLE: 'slow.test=1/s' } });
+      try {
+        await send(t, 'a@slow.test');
+        await eventually(() => relay.messages.length === 1);
+        const held = await send(t, 'b@slow.test');
+        assert.equal((await waiting(t, held)).attempts, 0);
+        await send(t, 'c@sub.slow.test'); // the rule's subdomains share its budget
+        await send(t, 'd@fast.test');
+        await eventually(() => relay.messages.length === 2);
+        await settled(t);
+        assert.deepEqual(received(relay), ['a@slow.test', 'd@fast.test']);
+        for (let i = 0; i < 5 && relay.messages.length < 4; i++) {
+          t.advance(1000);
+          await settled(t);
+        }
+        assert.deepEqual(received(relay), ['a@slow.test', 'b@slow.test', 'c@sub.slow.test', 'd@fast.test']);
+        assert.deepEqual(await events(t, held), ['b@slow.test:sent', 'b@slow.test:delivered']);
+      } finally {
+        await t.close();
+        await relay.close();
+      }
+    });
+  });
+}
+
+describe('push-back', () => {
+  it('is a 421, or a 4xx whose status or words ask to slow down; not a 5xx, nor one mailbox receiving too fast', () => {
+    const yes = [
+      [421, '421 4.7.0 Try again later, closing connection'],
+      [421, '421-4.7.28 Our system has detected an unusual rate of unsolicited mail'],
+      [451, '451 4.7.500 Server busy. Please try again later from [192.0.2.1]. (S77719)'],
+      [450, '450 4.7.650 The mail server has been temporarily rate limited due to IP reputation'],
+      [452, '452 Too many connections from your IP'],
+    ] as const;
+    const no = [
+      [451, '451 4.7.1 Greylisted, please try again later'],
+      [450, '450-4.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages'],
+      [550, '550 5.7.28 Rate limited: too many messages'],
+      [undefined, 'Connection closed'],
+    ] as const;
+    for (const [code, response] of yes) assert.equal(pushesBack({ code, response }), true, response);
+    for (const [code, response] of no) assert.equal(pushesBack({ code, response }), false, response);
+  });
+});
 
 describe('DELIVERY_THROTTLE', () => {
   const read = (env: Record<string, string>) => readConfig({ DATABASE_URL: ':memory:', ...env });
