@@ -20,8 +20,8 @@ const RECOVERY_PER_MS = 0.1 / 60_000;
 /** No lower than this share of the configured rate, however often the destination pushes back. */
 const SLOWEST = 1 / 32;
 
-/** A budget untouched this long is dropped (by then it is full again). */
-const IDLE_MS = 10 * 60_000;
+/** How often budgets back to where a new one starts (full, at full rate, no slot promised) are dropped. */
+const SWEEP_EVERY_MS = 10 * 60_000;
 
 /** Go now; go after `waitMs` (the slot is taken, a short wait); or come back at `until` (epoch ms). */
 export type Admission = { waitMs: number } | { until: number };
@@ -95,9 +95,12 @@ export function createThrottle(rules: readonly ThrottleRule[], clock: Clock): Th
     }
     if (!rule && others) [key, rule] = [`*${name}`, others];
     if (!rule) return undefined;
-    if (now - sweptAt > IDLE_MS) {
+    if (now - sweptAt > SWEEP_EVERY_MS) {
       sweptAt = now;
-      for (const [other, budget] of budgets) if (now - budget.at > IDLE_MS) budgets.delete(other);
+      for (const [other, budget] of budgets) {
+        const rate = refill(budget, now);
+        if (budget.factor === 1 && budget.tokens >= Math.max(1, rate) && budget.tail <= now) budgets.delete(other);
+      }
     }
     let budget = budgets.get(key!);
     if (!budget) {

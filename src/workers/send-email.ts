@@ -10,6 +10,8 @@ import { refusedAtSend } from '../domain/recipients/policy.ts';
 import { bounceAddress, verpKey } from '../domain/bounces/verp.ts';
 import { suppress } from '../domain/suppressions/suppressions.ts';
 import { trackingFor, tracks } from '../domain/tracking/tracked-html.ts';
+import { countSent, dailyAllowance, type DailyAllowance } from '../domain/sending-domains/daily-limit.ts';
+import type { DomainRow } from '../store/domains.ts';
 import type { OutgoingMessage } from '../delivery/transports.ts';
 import type { MessageContent } from '../delivery/signed-message.ts';
 import * as emails from '../store/emails.ts';
@@ -69,9 +71,16 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
     else if (simulated) outcomes.push({ address, verdict: classify(simulated.answer), before: simulated.before, after: simulated.after, response: simulated.answer.response });
     else real.push(address);
   }
-  const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await deliver(ctx, email, real) : undefined;
+  const domain = await ctx.domains.find(domainOf(parseMailbox(email.from, 'from').address));
+  // A sending domain's daily cap: the recipients over it wait for the next UTC day. Capture sends nothing.
+  const allowance = ctx.transport.kind === 'capture' ? undefined : await dailyAllowance(ctx, domain);
+  if (allowance && real.length > allowance.remaining) {
+    const response = `Held by the daily limit of ${domain!.name} until ${new Date(allowance.nextDay).toISOString()}`;
+    for (const address of real.splice(allowance.remaining)) outcomes.push({ address, verdict: 'throttled', until: allowance.nextDay, response });
+  }
+  const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await deliver(ctx, email, domain, real) : undefined;
   if (sent) outcomes.push(...sent.outcomes);
-  await recordOutcomes(ctx, job, email, outcomes, sent?.raw);
+  await recordOutcomes(ctx, job, email, outcomes, sent?.raw, allowance);
 }
 
 /**
@@ -83,13 +92,12 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
  * a turn first (ctx.largeMessages): composing and sending it costs several times its size in memory.
  * A domain that tracks opens or clicks gets a message per recipient, with its own tracking URLs.
  */
-async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<{ outcomes: Outcome[]; raw: Buffer }> {
+async function deliver(ctx: Context, email: EmailRow, domain: DomainRow | undefined, to: string[]): Promise<{ outcomes: Outcome[]; raw: Buffer }> {
   const bytes = await emails.contentBytes(ctx.db, email.id);
   const large = (bytes.source ?? bytes.attachments) > LARGE_MESSAGE;
   if (large) await ctx.largeMessages.acquire();
   try {
     const from = parseMailbox(email.from, 'from').address;
-    const domain = await ctx.domains.find(domainOf(from));
     const content = await messageContent(ctx, email, bytes);
     // A message submitted whole is sent as it is: tracking does not apply to it.
     const tracked = tracks(domain) && email.html !== null && to.length > 0 && !('source' in content);
@@ -149,9 +157,17 @@ async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]
  * be sending this one already. The job runs again at its backoff when someone was deferred and
  * attempts remain (recipients throttled meanwhile go then too); else, when someone was throttled,
  * once the first of their destinations has a slot, the attempt given back (a throttle is ours, not a
- * failure); else it ends. A throttled recipient records nothing and stays pending.
+ * failure); else it ends. A throttled recipient records nothing and stays pending; the messages that
+ * went to a server count towards the sending domain's daily limit, if it has one.
  */
-async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: EmailRow, outcomes: Outcome[], raw: Buffer | undefined): Promise<void> {
+async function recordOutcomes(
+  ctx: Context,
+  job: Job<'send-email'>,
+  email: EmailRow,
+  outcomes: Outcome[],
+  raw: Buffer | undefined,
+  allowance: DailyAllowance | undefined,
+): Promise<void> {
   const emailId = email.id;
   const exhausted = job.attempts >= job.max_attempts;
   const attempted = outcomes.filter((o) => o.verdict !== 'throttled');
@@ -172,6 +188,7 @@ async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: Email
     await recordEvents(ctx, tx, email, groups, at);
     // The message sent: none was when every recipient it was made for is throttled.
     if (raw && !(outcomes.some((o) => o.verdict === 'throttled') && !outcomes.some((o) => o.real))) await emails.saveSentMessage(tx, emailId, raw, at);
+    if (allowance) await countSent(tx, allowance, attempted.filter((o) => o.real).length);
     for (const o of outcomes) if (o.real && o.verdict === 'bounced') await suppress(ctx, tx, { email: o.address, origin: 'bounce', sourceId: emailId }, at);
     ctx.writer.afterCommit(tx, () => observeLatency(ctx, email, outcomes, now));
   });

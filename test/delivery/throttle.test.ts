@@ -3,7 +3,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, readConfig } from '../../src/config.ts';
 import { pushesBack } from '../../src/delivery/outcomes.ts';
 import { sendJobKey } from '../../src/domain/emails/emails.ts';
-import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
+import { dialects, eventually, requestJson, startApp, type TestApp } from '../support/harness.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
@@ -159,6 +159,46 @@ for (const dialect of dialects) {
         }
         assert.deepEqual(received(relay), ['a@slow.test', 'b@slow.test', 'c@sub.slow.test', 'd@fast.test']);
         assert.deepEqual(await events(t, held), ['b@slow.test:sent', 'b@slow.test:delivered']);
+      } finally {
+        await t.close();
+        await relay.close();
+      }
+    });
+  });
+}
+
+for (const dialect of dialects) {
+  describe(`a sending domain's daily limit (${dialect})`, () => {
+    it('sends up to the limit a UTC day; the rest waits for the next day, attempts unchanged and nothing recorded', async () => {
+      const relay = await startSmtpServer();
+      const t = await startApp(dialect, { env: { SMTP_URL: relay.url } });
+      try {
+        const { data: domain } = await t.resend.domains.create({ name: 'warm.test' });
+        const path = `/domains/${domain!.id}`;
+        assert.equal((await requestJson(t, 'PATCH', path, { daily_limit: 0 })).status, 422);
+        assert.equal((await requestJson(t, 'PATCH', path, { daily_limit: 2 })).status, 200);
+        assert.equal((await requestJson(t, 'GET', path)).body.daily_limit, 2);
+
+        const sendFrom = async (to: string[]) => (await t.resend.emails.send({ from: 'news@warm.test', to, subject: 's', text: 't' })).data!.id;
+        await sendFrom(['a@one.test']);
+        await eventually(() => relay.messages.length === 1);
+        const split = await sendFrom(['b@one.test', 'c@one.test']);
+        const job = await waiting(t, split);
+        assert.equal(job.attempts, 0);
+        const later = await sendFrom(['d@one.test']);
+        await waiting(t, later);
+        const other = (await t.resend.emails.send({ from: 'x@other.test', to: 'e@one.test', subject: 's', text: 't' })).data!.id;
+        await eventually(async () => (await events(t, other)).includes('e@one.test:delivered'));
+        assert.deepEqual(received(relay), ['a@one.test', 'b@one.test', 'e@one.test']);
+        assert.deepEqual(await events(t, split), ['b@one.test:sent', 'b@one.test:delivered']);
+        assert.deepEqual(await events(t, later), []);
+
+        const now = new Date(t.clock.now());
+        t.advance(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - t.clock.now());
+        await eventually(() => relay.messages.length === 5);
+        await settled(t);
+        assert.deepEqual(received(relay), ['a@one.test', 'b@one.test', 'c@one.test', 'd@one.test', 'e@one.test']);
+        assert.deepEqual(await events(t, later), ['d@one.test:sent', 'd@one.test:delivered']);
       } finally {
         await t.close();
         await relay.close();

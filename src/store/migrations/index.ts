@@ -17,6 +17,7 @@ import * as sentMessages from './0014-sent-messages.ts';
 import * as eventEmails from './0015-event-emails.ts';
 import * as broadcastEmails from './0016-broadcast-emails.ts';
 import * as engagement from './0017-engagement.ts';
+import * as dailyLimits from './0021-daily-limits.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0015-event-emails': eventEmails,
   '0016-broadcast-emails': broadcastEmails,
   '0017-engagement': engagement,
+  '0021-daily-limits': dailyLimits,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
