@@ -35,7 +35,7 @@ export interface Throttle {
 
 /** The recipients of `to`, not sent now: their destination has a slot for them at `until`. */
 export function throttledAll(to: string[], destination: string, until: number): SendResult {
-  const response = `Throttled by Mailroom: ${destination} takes more at ${new Date(until).toISOString()}`;
+  const response = `Throttled by Mailroom: ${destination} is at its rate`;
   return resultForAll(to, { accepted: false, code: undefined, response, throttledUntil: until });
 }
 

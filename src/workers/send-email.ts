@@ -50,8 +50,8 @@ function eventsFor(outcome: Outcome, exhausted: boolean): EmailState[] {
 
 /**
  * Delivers one email to its pending recipients: the recipient policy (the suppression list, and the
- * topic rules again for mail that waited), Resend's test addresses simulated, the rest handed to the
- * transport in one SMTP transaction, then every outcome and the job's end (or its retry) recorded in
+ * topic rules again for mail that waited), Resend's test addresses simulated, the sending domain's
+ * daily limit applied, the rest handed to the transport (which may hold some back: throttle.ts), then every outcome and the job's end (or its retry) recorded in
  * one transaction. A crash before that commit repeats this one SMTP transaction, with the same
  * Message-ID; it never loses it.
  */
@@ -75,7 +75,7 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
   // A sending domain's daily cap: the recipients over it wait for the next UTC day. Capture sends nothing.
   const allowance = ctx.transport.kind === 'capture' ? undefined : await dailyAllowance(ctx, domain);
   if (allowance && real.length > allowance.remaining) {
-    const response = `Held by the daily limit of ${domain!.name} until ${new Date(allowance.nextDay).toISOString()}`;
+    const response = `Held by the daily limit of ${domain!.name}`;
     for (const address of real.splice(allowance.remaining)) outcomes.push({ address, verdict: 'throttled', until: allowance.nextDay, response });
   }
   const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await deliver(ctx, email, domain, real) : undefined;
@@ -173,6 +173,8 @@ async function recordOutcomes(
   const attempted = outcomes.filter((o) => o.verdict !== 'throttled');
   const groups = attempted.map((o) => ({ recipient: o.address, types: eventsFor(o, exhausted), response: o.response }));
   for (const g of groups) ctx.deliveryLog.record({ email: emailId, recipient: g.recipient, outcome: g.types.at(-1)!, response: g.response, attempt: job.attempts });
+  // Logged, not recorded: the summary shows how much is held back, and why.
+  for (const o of outcomes) if (o.verdict === 'throttled') ctx.deliveryLog.record({ email: emailId, recipient: o.address, outcome: 'throttled', response: o.response, attempt: job.attempts });
   const deferral = attempted.find((o) => o.verdict === 'deferred');
   const throttledUntil = Math.min(...outcomes.map((o) => o.until ?? Infinity));
   const now = ctx.clock.now();
