@@ -35,6 +35,8 @@ export interface Config {
     /** Connections open at once to one destination server. */
     readonly maxConnections: number;
   };
+  /** Messages per second by destination (delivery/throttle.ts); empty: no limit. */
+  readonly throttle: readonly ThrottleRule[];
   readonly http: {
     /** How long a client may take to send a whole request, body included. */
     readonly requestTimeoutMs: number;
@@ -97,6 +99,12 @@ export interface Config {
 
 /** The most requests per second a key may be given, by MAILROOM_RATE_LIMIT or its own `rate_limit`. */
 export const MAX_RATE_LIMIT = 1_000_000;
+
+/** A rate for the destinations a name matches (itself and its subdomains), or for each other one (`*`). */
+export interface ThrottleRule {
+  readonly name: string;
+  readonly perSecond: number;
+}
 
 export class ConfigError extends Error {}
 
@@ -200,6 +208,31 @@ function dnsServers(env: Env): string[] | undefined {
   });
 }
 
+/**
+ * In direct mode, what a destination server (an MX host) gets when DELIVERY_THROTTLE names no `*`:
+ * polite to a small server, and above what a new sending address should send one provider (36,000 an hour).
+ */
+export const DEFAULT_DIRECT_THROTTLE: ThrottleRule = { name: '*', perSecond: 10 };
+
+const PER_UNIT: Record<string, number> = { s: 1, m: 60, h: 3600 };
+
+/** `gmail.com=20/s,outlook.com=600/m,*=50/s`; in direct mode `*` defaults to DEFAULT_DIRECT_THROTTLE. */
+function throttle(env: Env, mode: DeliveryMode): ThrottleRule[] {
+  const raw = env.DELIVERY_THROTTLE?.trim() ?? '';
+  const usage = 'expected comma-separated destination=rate such as "gmail.com=20/s,*=50/s" (a rate per s, m or h)';
+  const rules: ThrottleRule[] = [];
+  for (const entry of raw === '' ? [] : raw.split(',')) {
+    const match = entry.trim().match(/^([^=\s]+)\s*=\s*(\d+(?:\.\d+)?)\/([smh])$/);
+    const name = match?.[1]!.toLowerCase().replace(/\.$/, '');
+    const perSecond = match ? Number(match[2]) / PER_UNIT[match[3]!]! : 0;
+    if (!match || !(perSecond > 0) || (name !== '*' && !/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(name!))) fail('DELIVERY_THROTTLE', `${usage}, got "${entry.trim()}"`);
+    if (rules.some((rule) => rule.name === name)) fail('DELIVERY_THROTTLE', `${name} is named twice`);
+    rules.push({ name: name!, perSecond });
+  }
+  if (mode === 'direct' && !rules.some((rule) => rule.name === '*')) rules.push(DEFAULT_DIRECT_THROTTLE);
+  return rules;
+}
+
 /** A host name variable, lowercased; `fallback` when unset. */
 function hostName(env: Env, name: string, fallback: string): string {
   const raw = env[name];
@@ -252,6 +285,7 @@ export function readConfig(env: Env = process.env): Config {
       port: integer(env, 'DIRECT_SMTP_PORT', 25, 1, 65535),
       maxConnections: integer(env, 'DIRECT_MAX_CONNECTIONS', 5, 1, 100),
     }),
+    throttle: Object.freeze(throttle(env, mode)),
     http: Object.freeze({
       requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
       maxLargeBodies: integer(env, 'HTTP_MAX_LARGE_BODIES', 2, 1, 1000),

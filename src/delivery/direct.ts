@@ -1,16 +1,20 @@
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { isAbsent } from '../dns.ts';
 import { domainOf } from '../domain/recipients/addresses.ts';
+import { pushesBack } from './outcomes.ts';
+import { throttledAll, type Throttle } from './throttle.ts';
 import { DeliveryError, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
 import type { OutgoingMessage } from './transports.ts';
 
 // Direct delivery: Mailroom is the sending MTA. Recipients are grouped by domain, each domain's mail
 // servers are found in DNS, and each group goes over one SMTP transaction to the first server that
-// answers. Connections to one server are pooled and capped.
+// answers. Connections to one server are pooled and capped; the messages to one destination (the
+// domain's most preferred MX host) are throttled, and slowed when it pushes back.
 
 /** A pool unused this long is dropped, so destinations seen once hold no memory (its idle sockets close sooner). */
 const IDLE_POOL_MS = 5 * 60_000;
@@ -56,11 +60,18 @@ function byDomain(addresses: string[]): Map<string, { to: string[]; positions: n
   return groups;
 }
 
-/** Sends to recipients' own mail servers on DIRECT_SMTP_PORT, at most DIRECT_MAX_CONNECTIONS per server. */
+/** Whether any answer in `result` (the message's, or a recipient's) asks us to slow down. */
+const pushedBack = (result: SendResult) => result.recipients.some((r) => !r.accepted && pushesBack(r));
+
+/**
+ * Sends to recipients' own mail servers on DIRECT_SMTP_PORT, at most DIRECT_MAX_CONNECTIONS per
+ * server, at the rate `throttle` allows each destination.
+ */
 export function directTransport(
   config: Config,
   resolver: Resolver,
   clock: Clock,
+  throttle: Throttle | undefined,
 ): { send(message: OutgoingMessage, signal: AbortSignal): Promise<SendResult>; close(): void } {
   const pools = new Map<string, { transport: SmtpSender & { close(): void }; usedAt: number }>();
   let sweptAt = clock.now();
@@ -108,12 +119,20 @@ export function directTransport(
     try {
       const found = await mailHosts(resolver, domain);
       if ('refused' in found) return rejectAll(to, found.refused.code, found.refused.response);
+      // The destination is the servers of the most preferred MX host: domains that share it share its budget.
+      const destination = found.hosts[0]!.toLowerCase().replace(/\.$/, '');
+      const admission = throttle?.admit(destination);
+      if (admission && 'until' in admission) return throttledAll(to, destination, admission.until);
+      if (admission && admission.waitMs > 0) await sleep(admission.waitMs, undefined, { signal });
       for (const host of found.hosts) {
         for (const address of await addressesOf(resolver, host)) {
           try {
-            return await sendVia(poolFor(address, host, message.domain?.tls === 'enforced'), { from, to }, message.raw, signal);
+            const result = await sendVia(poolFor(address, host, message.domain?.tls === 'enforced'), { from, to }, message.raw, signal);
+            if (pushedBack(result)) throttle?.slowDown(destination);
+            return result;
           } catch (error) {
             if (!(error instanceof DeliveryError)) throw error;
+            if (pushesBack(error)) throttle?.slowDown(destination);
             if (error.permanent) return rejectAll(to, error.code, error.response);
             last = error;
           }

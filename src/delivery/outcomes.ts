@@ -13,6 +13,27 @@ export function classify(answer: { accepted: boolean; code: number | undefined }
   return answer.code !== undefined && answer.code >= 500 ? 'bounced' : 'deferred';
 }
 
+/**
+ * Enhanced status codes that ask a sender to slow down: Gmail's 4.7.28 (rate limited for an unusual
+ * rate of mail) and Microsoft's 4.7.500 to 4.7.699 ("server busy, try again later", new or unknown
+ * senders). Gmail's 4.2.1 is left out: it speaks of one mailbox receiving too fast, not of the server.
+ */
+const SLOW_DOWN_STATUS = /^4\.7\.(28|[56]\d\d)$/;
+
+/** The wording of a 4xx that asks the same where the status code does not. */
+const SLOW_DOWN_TEXT = /too many (connections|messages|sessions|concurrent)|rate.?limit|unusual rate|throttl|server busy|slow down/i;
+
+/**
+ * Whether a refusal is the server pushing back on our rate rather than on this message: 421 (the
+ * server closes the channel: overloaded, or too many connections from us), or a 4xx that says so.
+ */
+export function pushesBack(answer: { code: number | undefined; response: string }): boolean {
+  const { code, response } = answer;
+  if (code === 421) return true;
+  if (code === undefined || code < 400 || code >= 500) return false;
+  return SLOW_DOWN_STATUS.test(statusOf(response) ?? '') || SLOW_DOWN_TEXT.test(response);
+}
+
 /** The events a verdict records for a recipient; a deferral records `failed` once the attempts have run out. */
 export function eventsOf(verdict: Verdict, exhausted: boolean): EmailState[] {
   if (verdict === 'delivered') return ['sent', 'delivered'];

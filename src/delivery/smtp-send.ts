@@ -22,6 +22,8 @@ export interface RecipientResult {
   accepted: boolean;
   code: number | undefined;
   response: string;
+  /** Not sent: its destination's budget (throttle.ts) has a slot for it at this time (epoch ms). */
+  throttledUntil?: number;
 }
 
 /** What the server said of each recipient, in the order of the envelope's `to`, and of the message. */

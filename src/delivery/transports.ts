@@ -1,10 +1,13 @@
 import type { Resolver } from 'node:dns/promises';
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DomainRow } from '../store/domains.ts';
 import { directTransport } from './direct.ts';
+import { domainOf } from '../domain/recipients/addresses.ts';
+import { createThrottle, throttledAll, type Throttle } from './throttle.ts';
 import { resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
 
 export interface OutgoingMessage {
@@ -88,27 +91,45 @@ const RELAY_DEFAULTS = {
   ...Object.fromEntries(Object.entries(SMTP_TIMEOUTS).map(([name, ms]) => [name, String(ms)])),
 };
 
-/** Everything goes through one SMTP relay (SMTP_URL); STARTTLS is used whenever the relay offers it. */
-function relayTransport(smtpUrl: string): Transport {
+/**
+ * Everything goes through one SMTP relay (SMTP_URL); STARTTLS is used whenever the relay offers it.
+ * With DELIVERY_THROTTLE, the messages for a recipient domain are handed to the relay at its rate. The
+ * relay's refusals are its own, not the destination's: they slow nothing down.
+ */
+function relayTransport(smtpUrl: string, throttle: Throttle | undefined): Transport {
   const url = new URL(smtpUrl);
   for (const [name, value] of Object.entries(RELAY_DEFAULTS)) {
     if (!url.searchParams.has(name)) url.searchParams.set(name, value);
   }
   const pool = nodemailer.createTransport(url.toString());
-  return abortable(
-    'relay',
-    (message, signal) => sendVia(pool, { from: message.envelopeFrom, to: message.to }, message.raw, signal),
-    () => pool.close(),
-  );
+  const send: Send = (message, signal) => sendVia(pool, { from: message.envelopeFrom, to: message.to }, message.raw, signal);
+  return abortable('relay', throttle ? throttled(throttle, send) : send, () => pool.close());
+}
+
+/**
+ * `send` at the rate of each recipient domain of the message. Mailroom sends a transaction per
+ * recipient, so a message held back holds back one recipient.
+ */
+function throttled(throttle: Throttle, send: Send): Send {
+  return async (message, signal) => {
+    let waitMs = 0;
+    for (const domain of new Set(message.to.map((address) => domainOf(address).toLowerCase()))) {
+      const admission = throttle.admit(domain);
+      if ('until' in admission) return throttledAll(message.to, domain, admission.until);
+      waitMs = Math.max(waitMs, admission.waitMs);
+    }
+    if (waitMs > 0) await sleep(waitMs, undefined, { signal });
+    return send(message, signal);
+  };
 }
 
 /** The transport of DELIVERY_MODE: capture (the default without SMTP_URL, so a new install never sends by accident), relay or direct. */
 export function createTransport(config: Config, clock: Clock, resolver: Resolver): Transport {
   switch (config.deliveryMode) {
     case 'relay':
-      return relayTransport(config.smtpUrl!);
+      return relayTransport(config.smtpUrl!, createThrottle(config.throttle, clock));
     case 'direct': {
-      const direct = directTransport(config, resolver, clock);
+      const direct = directTransport(config, resolver, clock, createThrottle(config.throttle, clock));
       return abortable('direct', direct.send, direct.close);
     }
     case 'capture':

@@ -105,6 +105,20 @@ export async function retryHeldJob(tx: Db | Tx, id: string, workerId: string, ru
   return result.numUpdatedRows > 0n;
 }
 
+/**
+ * Unlocks a job that `workerId` still holds to run again at `runAt`, its attempt given back: it waited
+ * for our own throttle, not for a failure. False, and nothing done, once it was handed back or taken over.
+ */
+export async function postponeHeldJob(tx: Db | Tx, id: string, workerId: string, runAt: number): Promise<boolean> {
+  const result = await tx
+    .updateTable('jobs')
+    .set((eb) => ({ run_at: runAt, locked_by: null, locked_at: null, attempts: eb('attempts', '-', 1) }))
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 /** Unlocks a job to run again at `runAt`, keeping the error for inspection. */
 export async function retryJob(tx: Db | Tx, id: string, runAt: number, error: string): Promise<void> {
   await tx

@@ -311,12 +311,21 @@ export interface DomainTable {
   tls: string;
   sending: string;
   receiving: string;
+  /** Messages it may send a UTC day (warm-up); null: no cap. */
+  daily_limit: number | null;
   dkim_selector: string;
   /** The DKIM public key, base64 DER (SubjectPublicKeyInfo): the `p=` of the DNS record. */
   dkim_public_key: string;
   /** The DKIM private key, PKCS#8 PEM sealed with MAILROOM_SECRET (encryption.ts); never returned. */
   dkim_private_key: string;
   created_at: string;
+}
+
+/** What a domain with a daily_limit sent each UTC day (`YYYY-MM-DD`). */
+export interface DomainDailySendTable {
+  domain_id: string;
+  day: string;
+  sent: number;
 }
 
 export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sending' | 'sent' | 'canceled';
@@ -463,6 +472,7 @@ export interface Database {
   contact_imports: ContactImportTable;
   contact_import_chunks: ContactImportChunkTable;
   domains: DomainTable;
+  domain_daily_sends: DomainDailySendTable;
   broadcasts: BroadcastTable;
   broadcast_recipients: BroadcastRecipientTable;
   suppressions: SuppressionTable;

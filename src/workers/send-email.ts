@@ -10,12 +10,14 @@ import { refusedAtSend } from '../domain/recipients/policy.ts';
 import { bounceAddress, verpKey } from '../domain/bounces/verp.ts';
 import { suppress } from '../domain/suppressions/suppressions.ts';
 import { trackingFor, tracks } from '../domain/tracking/tracked-html.ts';
+import { countSent, dailyAllowance, type DailyAllowance } from '../domain/sending-domains/daily-limit.ts';
+import type { DomainRow } from '../store/domains.ts';
 import type { OutgoingMessage } from '../delivery/transports.ts';
 import type { MessageContent } from '../delivery/signed-message.ts';
 import * as emails from '../store/emails.ts';
 import type { EmailRow } from '../store/emails.ts';
 import type { Job } from '../domain/jobs.ts';
-import { completeHeldJob, completeJob, retryHeldJob } from '../store/jobs.ts';
+import { completeHeldJob, completeJob, postponeHeldJob, retryHeldJob } from '../store/jobs.ts';
 import { backoffMs } from './runner.ts';
 
 /** Attachments (or a submitted source) over this many bytes make an email large (see ctx.largeMessages). */
@@ -26,11 +28,13 @@ const PENDING = new Set(['queued', 'scheduled', 'delivery_delayed']);
 
 /**
  * One recipient's verdict in this attempt, with the answer it got; `refused`: not sent at all (the
- * recipient policy: failed, or suppressed), its events all in `after`.
+ * recipient policy: failed, or suppressed), its events all in `after`; `throttled`: not sent now, its
+ * destination's budget (delivery/throttle.ts) has a slot at `until`, and nothing is recorded of it.
  */
 interface Outcome {
   address: string;
-  verdict: Verdict | 'refused';
+  verdict: Verdict | 'refused' | 'throttled';
+  until?: number;
   /** Events around the verdict's own: a test address's simulated story, or a refusal's. */
   before?: EmailState[];
   after?: EmailState[];
@@ -40,14 +44,14 @@ interface Outcome {
 }
 
 function eventsFor(outcome: Outcome, exhausted: boolean): EmailState[] {
-  const own = outcome.verdict === 'refused' ? [] : eventsOf(outcome.verdict, exhausted);
+  const own = outcome.verdict === 'refused' || outcome.verdict === 'throttled' ? [] : eventsOf(outcome.verdict, exhausted);
   return [...(outcome.before ?? []), ...own, ...(outcome.after ?? [])];
 }
 
 /**
  * Delivers one email to its pending recipients: the recipient policy (the suppression list, and the
- * topic rules again for mail that waited), Resend's test addresses simulated, the rest handed to the
- * transport in one SMTP transaction, then every outcome and the job's end (or its retry) recorded in
+ * topic rules again for mail that waited), Resend's test addresses simulated, the sending domain's
+ * daily limit applied, the rest handed to the transport (which may hold some back: throttle.ts), then every outcome and the job's end (or its retry) recorded in
  * one transaction. A crash before that commit repeats this one SMTP transaction, with the same
  * Message-ID; it never loses it.
  */
@@ -67,9 +71,16 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
     else if (simulated) outcomes.push({ address, verdict: classify(simulated.answer), before: simulated.before, after: simulated.after, response: simulated.answer.response });
     else real.push(address);
   }
-  const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await deliver(ctx, email, real) : undefined;
+  const domain = await ctx.domains.find(domainOf(parseMailbox(email.from, 'from').address));
+  // A sending domain's daily cap: the recipients over it wait for the next UTC day. Capture sends nothing.
+  const allowance = ctx.transport.kind === 'capture' ? undefined : await dailyAllowance(ctx, domain);
+  if (allowance && real.length > allowance.remaining) {
+    const response = `Held by the daily limit of ${domain!.name}`;
+    for (const address of real.splice(allowance.remaining)) outcomes.push({ address, verdict: 'throttled', until: allowance.nextDay, response });
+  }
+  const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await deliver(ctx, email, domain, real) : undefined;
   if (sent) outcomes.push(...sent.outcomes);
-  await recordOutcomes(ctx, job, email, outcomes, sent?.raw);
+  await recordOutcomes(ctx, job, email, outcomes, sent?.raw, allowance);
 }
 
 /**
@@ -81,13 +92,12 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
  * a turn first (ctx.largeMessages): composing and sending it costs several times its size in memory.
  * A domain that tracks opens or clicks gets a message per recipient, with its own tracking URLs.
  */
-async function deliver(ctx: Context, email: EmailRow, to: string[]): Promise<{ outcomes: Outcome[]; raw: Buffer }> {
+async function deliver(ctx: Context, email: EmailRow, domain: DomainRow | undefined, to: string[]): Promise<{ outcomes: Outcome[]; raw: Buffer }> {
   const bytes = await emails.contentBytes(ctx.db, email.id);
   const large = (bytes.source ?? bytes.attachments) > LARGE_MESSAGE;
   if (large) await ctx.largeMessages.acquire();
   try {
     const from = parseMailbox(email.from, 'from').address;
-    const domain = await ctx.domains.find(domainOf(from));
     const content = await messageContent(ctx, email, bytes);
     // A message submitted whole is sent as it is: tracking does not apply to it.
     const tracked = tracks(domain) && email.html !== null && to.length > 0 && !('source' in content);
@@ -130,6 +140,7 @@ async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]
     const result = await ctx.transport.send(message);
     return to.map((address, i) => {
       const answer = result.recipients[i]!;
+      if (answer.throttledUntil !== undefined) return { address, verdict: 'throttled', until: answer.throttledUntil, response: answer.response };
       return { address, verdict: classify(answer), response: answer.accepted ? result.response : answer.response, real: true };
     });
   } catch (error) {
@@ -140,27 +151,46 @@ async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]
 }
 
 /**
- * Records the attempt: each recipient's events (through the event seam), the message sent, and the job's end, or its retry
- * when someone was deferred and attempts remain, in one transaction, and only while this worker still
- * holds the job: one stopping at its timeout hands back the jobs it has not finished (runner.ts), and
- * another worker may be sending this one already.
+ * Records the attempt: each recipient's events (through the event seam), the message sent, and the
+ * job's end or its next run, in one transaction, and only while this worker still holds the job: one
+ * stopping at its timeout hands back the jobs it has not finished (runner.ts), and another worker may
+ * be sending this one already. The job runs again at its backoff when someone was deferred and
+ * attempts remain (recipients throttled meanwhile go then too); else, when someone was throttled,
+ * once the first of their destinations has a slot, the attempt given back (a throttle is ours, not a
+ * failure); else it ends. A throttled recipient records nothing and stays pending; the messages that
+ * went to a server count towards the sending domain's daily limit, if it has one.
  */
-async function recordOutcomes(ctx: Context, job: Job<'send-email'>, email: EmailRow, outcomes: Outcome[], raw: Buffer | undefined): Promise<void> {
+async function recordOutcomes(
+  ctx: Context,
+  job: Job<'send-email'>,
+  email: EmailRow,
+  outcomes: Outcome[],
+  raw: Buffer | undefined,
+  allowance: DailyAllowance | undefined,
+): Promise<void> {
   const emailId = email.id;
   const exhausted = job.attempts >= job.max_attempts;
-  const groups = outcomes.map((o) => ({ recipient: o.address, types: eventsFor(o, exhausted), response: o.response }));
+  const attempted = outcomes.filter((o) => o.verdict !== 'throttled');
+  const groups = attempted.map((o) => ({ recipient: o.address, types: eventsFor(o, exhausted), response: o.response }));
   for (const g of groups) ctx.deliveryLog.record({ email: emailId, recipient: g.recipient, outcome: g.types.at(-1)!, response: g.response, attempt: job.attempts });
-  const deferral = outcomes.find((o) => o.verdict === 'deferred');
+  // Logged, not recorded: the summary shows how much is held back, and why.
+  for (const o of outcomes) if (o.verdict === 'throttled') ctx.deliveryLog.record({ email: emailId, recipient: o.address, outcome: 'throttled', response: o.response, attempt: job.attempts });
+  const deferral = attempted.find((o) => o.verdict === 'deferred');
+  const throttledUntil = Math.min(...outcomes.map((o) => o.until ?? Infinity));
   const now = ctx.clock.now();
   await ctx.writer.transaction(async (tx) => {
     const held =
       deferral && !exhausted
         ? await retryHeldJob(tx, job.id, job.locked_by!, now + backoffMs(job.attempts), deferral.response)
-        : await completeHeldJob(tx, job.id, job.locked_by!);
+        : throttledUntil < Infinity
+          ? await postponeHeldJob(tx, job.id, job.locked_by!, throttledUntil)
+          : await completeHeldJob(tx, job.id, job.locked_by!);
     if (!held) return;
     const at = toTimestamp(now);
     await recordEvents(ctx, tx, email, groups, at);
-    if (raw) await emails.saveSentMessage(tx, emailId, raw, at);
+    // The message sent: none was when every recipient it was made for is throttled.
+    if (raw && !(outcomes.some((o) => o.verdict === 'throttled') && !outcomes.some((o) => o.real))) await emails.saveSentMessage(tx, emailId, raw, at);
+    if (allowance) await countSent(tx, allowance, attempted.filter((o) => o.real).length);
     for (const o of outcomes) if (o.real && o.verdict === 'bounced') await suppress(ctx, tx, { email: o.address, origin: 'bounce', sourceId: emailId }, at);
     ctx.writer.afterCommit(tx, () => observeLatency(ctx, email, outcomes, now));
   });

@@ -18,6 +18,7 @@ export interface DomainSettingsInput {
   open_tracking?: boolean;
   click_tracking?: boolean;
   tls?: string;
+  daily_limit?: number | null;
   capabilities?: { sending?: string; receiving?: string };
   tracking_subdomain?: string;
 }
@@ -49,6 +50,11 @@ function settingsOf(input: DomainSettingsInput): store.DomainSettings {
     if (input.tls !== 'opportunistic' && input.tls !== 'enforced') throw invalidField('tls', 'must be "opportunistic" or "enforced".');
     settings.tls = input.tls;
   }
+  if (input.daily_limit !== undefined) {
+    const limit = input.daily_limit;
+    if (limit !== null && !(Number.isInteger(limit) && limit >= 1)) throw invalidField('daily_limit', 'must be a whole number of messages a day, 1 or more, or null for no limit.');
+    settings.daily_limit = limit;
+  }
   const sending = capability(input.capabilities?.sending, 'capabilities.sending');
   const receiving = capability(input.capabilities?.receiving, 'capabilities.receiving');
   if (sending) settings.sending = sending;
@@ -63,7 +69,7 @@ function checkCapabilities(domain: Pick<store.DomainRow, 'sending' | 'receiving'
   }
 }
 
-/** Resend's domain object (POST answers it without `object`), plus Mailroom's `custom_return_path` and `tls`. */
+/** Resend's domain object (POST answers it without `object`), plus Mailroom's `custom_return_path`, `tls` and `daily_limit`. */
 function toDomain(ctx: Context, row: store.DomainRow) {
   return {
     id: row.id,
@@ -77,6 +83,7 @@ function toDomain(ctx: Context, row: store.DomainRow) {
     capabilities: { sending: row.sending, receiving: row.receiving },
     custom_return_path: row.custom_return_path,
     tls: row.tls,
+    daily_limit: row.daily_limit,
     records: recordsOf(row, ctx.config),
   };
 }
@@ -115,6 +122,7 @@ export async function createDomain(ctx: Context, input: DomainInput) {
     click_tracking: 0,
     tracking_subdomain: null,
     tls: 'opportunistic',
+    daily_limit: null,
     sending: 'enabled',
     receiving: 'disabled',
     ...settings,

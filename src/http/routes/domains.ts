@@ -16,6 +16,9 @@ const Settings = {
   tls: Type.Optional(Str(MAX.short, '"opportunistic" (default) or "enforced": STARTTLS required in direct delivery')),
   capabilities: Type.Optional(Capabilities),
   tracking_subdomain: Type.Optional(Str(MAX.short)),
+  daily_limit: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], { description: 'Mailroom: messages it may send a UTC day (warm-up); the rest waits for the next day. null: no limit (default)' }),
+  ),
 };
 
 const DomainRecord = Type.Object({
@@ -44,6 +47,7 @@ const DomainBody = Type.Object({
   tracking_subdomain: Type.Optional(Type.String()),
   custom_return_path: Type.String(),
   tls: Type.String(),
+  daily_limit: Type.Union([Type.Integer(), Type.Null()]),
   records: Type.Array(DomainRecord),
 });
 

@@ -20,6 +20,7 @@ import * as engagement from './0017-engagement.ts';
 import * as emailMetrics from './0018-email-metrics.ts';
 import * as rateLimits from './0019-rate-limits.ts';
 import * as retention from './0020-retention.ts';
+import * as dailyLimits from './0021-daily-limits.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '0018-email-metrics': emailMetrics,
   '0019-rate-limits': rateLimits,
   '0020-retention': retention,
+  '0021-daily-limits': dailyLimits,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
