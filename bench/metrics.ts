@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { toTimestamp } from '../src/clock.ts';
 import { readConfig } from '../src/config.ts';
 import { closeContext, createContext, type Context } from '../src/context.ts';
@@ -19,6 +18,7 @@ import { insertRows } from '../src/store/insert-rows.ts';
 import type { EmailEventTable, EmailTable } from '../src/store/schema.ts';
 import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
+import { postgresSchema } from '../test/support/postgres-schema.ts';
 
 const DAYS = 30;
 const DAY = 86_400_000;
@@ -109,29 +109,9 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
   return performance.now() - started;
 }
 
-/** A PostgreSQL schema of its own on `base`, and how to drop it. */
-async function postgresSchema(base: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`drop schema ${schema} cascade`);
-      await client.end();
-    },
-  };
-}
-
 export async function benchMetrics(options: { n: number; databaseUrl?: string }): Promise<Figure[]> {
   const dir = options.databaseUrl ? undefined : mkdtempSync(join(tmpdir(), 'mailroom-bench-'));
-  const postgres = options.databaseUrl ? await postgresSchema(options.databaseUrl) : undefined;
+  const postgres = options.databaseUrl ? await postgresSchema(options.databaseUrl, 'bench') : undefined;
   const databaseUrl = postgres?.url ?? join(dir!, 'mailroom.db');
   // PostgreSQL needs a secret every process shares.
   const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', MAILROOM_SECRET: randomBytes(32).toString('hex') };

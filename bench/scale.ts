@@ -2,35 +2,15 @@
 // against the rate of one worker in the same run. The emails are queued first with their jobs held back;
 // once every worker is up, one UPDATE makes them all due and one NOTIFY wakes the workers, and the
 // clock runs until the sink has them all.
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Figure } from './delivery.ts';
 import { postBatches } from './delivery.ts';
 import { startMailroom, startWorkerProcess } from './mailroom.ts';
 import { startSink, waitForCount, type Sink } from './sink.ts';
+import { postgresSchema } from '../test/support/postgres-schema.ts';
 
 const WORKERS = [1, 2, 4];
 const SECRET = 'bench-scale-secret-'.repeat(3);
-
-/** A schema of its own on the server of `base`, and the URL that uses it. */
-async function freshSchema(base: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`drop schema ${schema} cascade`);
-      await client.end();
-    },
-  };
-}
 
 /** Runs `sql` on the database at `url`. */
 async function query(url: string, sql: string): Promise<pg.QueryResult> {
@@ -56,7 +36,7 @@ async function queue(databaseUrl: string, n: number, sink: Sink): Promise<void> 
 
 /** The rate (emails a second) at which `workers` processes deliver n queued emails. */
 async function deliver(base: string, n: number, workers: number, sink: Sink): Promise<number> {
-  const database = await freshSchema(base);
+  const database = await postgresSchema(base, 'bench');
   const stops: (() => Promise<void>)[] = [];
   try {
     await queue(database.url, n, sink);

@@ -1,11 +1,9 @@
 // Starts the real app on a fresh, migrated database (a SQLite file, or a PostgreSQL schema of its own),
 // with a clock the test moves, and optionally the worker and a real SMTP server that records what it gets.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { Resend } from 'resend';
 import { buildApp, type App } from '../../src/app.ts';
@@ -17,6 +15,7 @@ import type { JobRow } from '../../src/store/jobs.ts';
 import type { Database } from '../../src/store/schema.ts';
 import { Runner, WORKER_STALE_MS } from '../../src/workers/runner.ts';
 import { tasks } from '../../src/workers/tasks.ts';
+import { postgresSchema } from './postgres-schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -51,23 +50,7 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
     const dir = mkdtempSync(join(tmpdir(), 'mailroom-test-'));
     return { url: join(dir, 'mailroom.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const base = process.env.TEST_DATABASE_URL!;
-  const schema = `test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`drop schema ${schema} cascade`);
-      await client.end();
-    },
-  };
+  return postgresSchema(process.env.TEST_DATABASE_URL!, 'test');
 }
 
 export interface TestApp {
