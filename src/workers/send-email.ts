@@ -71,14 +71,15 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
     else if (simulated) outcomes.push({ address, verdict: classify(simulated.answer), before: simulated.before, after: simulated.after, response: simulated.answer.response });
     else real.push(address);
   }
-  const domain = await ctx.domains.find(domainOf(parseMailbox(email.from, 'from').address));
+  const from = parseMailbox(email.from, 'from').address;
+  const domain = await ctx.domains.find(domainOf(from));
   // A sending domain's daily cap: the recipients over it wait for the next UTC day. Capture sends nothing.
   const allowance = ctx.transport.kind === 'capture' ? undefined : await dailyAllowance(ctx, domain);
   if (allowance && real.length > allowance.remaining) {
     const response = `Held by the daily limit of ${domain!.name}`;
     for (const address of real.splice(allowance.remaining)) outcomes.push({ address, verdict: 'throttled', until: allowance.nextDay, response });
   }
-  const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await deliver(ctx, email, domain, real) : undefined;
+  const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await deliver(ctx, email, from, domain, real) : undefined;
   if (sent) outcomes.push(...sent.outcomes);
   await recordOutcomes(ctx, job, email, outcomes, sent?.raw, allowance);
 }
@@ -92,12 +93,11 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
  * a turn first (ctx.largeMessages): composing and sending it costs several times its size in memory.
  * A domain that tracks opens or clicks gets a message per recipient, with its own tracking URLs.
  */
-async function deliver(ctx: Context, email: EmailRow, domain: DomainRow | undefined, to: string[]): Promise<{ outcomes: Outcome[]; raw: Buffer }> {
+async function deliver(ctx: Context, email: EmailRow, from: string, domain: DomainRow | undefined, to: string[]): Promise<{ outcomes: Outcome[]; raw: Buffer }> {
   const bytes = await emails.contentBytes(ctx.db, email.id);
   const large = (bytes.source ?? bytes.attachments) > LARGE_MESSAGE;
   if (large) await ctx.largeMessages.acquire();
   try {
-    const from = parseMailbox(email.from, 'from').address;
     const content = await messageContent(ctx, email, bytes);
     // A message submitted whole is sent as it is: tracking does not apply to it.
     const tracked = tracks(domain) && email.html !== null && to.length > 0 && !('source' in content);
