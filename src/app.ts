@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Context } from './context.ts';
 import { dashboardRoutes } from './dashboard/index.ts';
+import { recordApiLogs } from './http/api-logs.ts';
 import { authenticate, type Access } from './http/auth.ts';
 import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './errors.ts';
@@ -29,6 +30,7 @@ import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
 import { emailMetricsRoutes } from './http/routes/email-metrics.ts';
 import { receivingRoutes } from './http/routes/receiving.ts';
 import { emailRoutes } from './http/routes/emails.ts';
+import { logRoutes } from './http/routes/logs.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
 import { suppressionRoutes } from './http/routes/suppressions.ts';
 import { topicRoutes } from './http/routes/topics.ts';
@@ -124,6 +126,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   app.addHook('onRequest', limitLargeBodies(ctx.config.http.maxLargeBodies));
   app.addHook('onResponse', logRequest);
   app.addHook('onResponse', countRequests(ctx.instruments));
+  recordApiLogs(app, ctx);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(notFound(app));
 
@@ -153,6 +156,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   trackingRoutes(app, ctx);
   webhookEventRoutes(app, ctx);
   suppressionRoutes(app, ctx);
+  logRoutes(app, ctx);
   dashboardRoutes(app, ctx);
 
   return app;

@@ -83,6 +83,13 @@ export interface Config {
   readonly secret: string | undefined;
   /** Days the bodies of finished emails, received emails and webhook attempts are kept; 0: forever. */
   readonly retentionDays: number;
+  /** The API's request logs (GET /logs). */
+  readonly apiLogs: {
+    /** MAILROOM_API_LOGS: off, no request is recorded. */
+    readonly enabled: boolean;
+    /** The most of each body a log keeps, in bytes (MAILROOM_LOG_BODY_BYTES); 0: none. */
+    readonly bodyBytes: number;
+  };
   readonly worker: {
     readonly concurrency: number;
     readonly maxAttempts: number;
@@ -313,6 +320,10 @@ export function readConfig(env: Env = process.env): Config {
     allowPrivateWebhookUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS', false),
     secret: secret(env),
     retentionDays: integer(env, 'MAILROOM_RETENTION_DAYS', 30, 0, 36_500),
+    apiLogs: Object.freeze({
+      enabled: boolean(env, 'MAILROOM_API_LOGS', true),
+      bodyBytes: integer(env, 'MAILROOM_LOG_BODY_BYTES', 10 * 1024, 0, 1024 * 1024),
+    }),
     worker: Object.freeze({
       concurrency: integer(env, 'WORKER_CONCURRENCY', 64, 1, 1000),
       maxAttempts: integer(env, 'WORKER_MAX_ATTEMPTS', 21, 1, 100),

@@ -437,8 +437,24 @@ export interface SettingTable {
   value: string;
 }
 
+/** One API request (GET /logs); bodies are JSON text, secrets removed (domain/api-logs/redact.ts). */
+export interface ApiLogTable {
+  id: string;
+  created_at: string;
+  method: string;
+  /** The path as called, without the query string. */
+  endpoint: string;
+  response_status: number;
+  user_agent: string | null;
+  api_key_id: string | null;
+  duration_ms: number;
+  request_body: string | null;
+  response_body: string | null;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
+  api_logs: ApiLogTable;
   rate_limit_windows: RateLimitWindowTable;
   emails: EmailTable;
   email_contents: EmailContentTable;

@@ -2,11 +2,13 @@
 // `retention` job (workers/retention.ts), and how what was removed is spoken of. Emails and received
 // emails keep their rows (metadata, events, webhook messages: small, and what the API lists); their
 // bodies, attachments and messages go. Webhook attempts go whole: a log of each try, with the start
-// of the endpoint's answer. Expired idempotency keys go whatever the setting: they live 24 hours.
+// of the endpoint's answer; so do the API's request logs. Expired idempotency keys go whatever the
+// setting: they live 24 hours.
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
 import type { Tx } from '../../store/db.ts';
+import { deleteApiLogs } from '../../store/api-logs.ts';
 import { purgeIdempotencyKeys } from '../../store/idempotency-keys.ts';
 import * as store from '../../store/retention.ts';
 import type { EmailState } from '../events/email-events.ts';
@@ -64,6 +66,10 @@ export const RETENTION_STEPS: Record<string, RetentionStep> = {
   async webhook_attempts(ctx, tx, now) {
     const before = cutoff(ctx, now);
     return batch(before ? await store.deleteWebhookAttempts(tx, before, RETENTION_BATCH) : 0);
+  },
+  async api_logs(ctx, tx, now) {
+    const before = cutoff(ctx, now);
+    return batch(before ? await deleteApiLogs(tx, before, RETENTION_BATCH) : 0);
   },
   idempotency_keys: async (_ctx, tx, now) => batch(await purgeIdempotencyKeys(tx, now, RETENTION_BATCH)),
   async pages(_ctx, tx) {

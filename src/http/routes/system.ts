@@ -17,7 +17,7 @@ export function systemRoutes(app: App, ctx: Context): void {
   );
 
   // Prometheus's text format; its `authorization` setting sends a full-access key as Bearer.
-  app.get('/metrics', { schema: { summary: "This process's metrics, in Prometheus's text format", hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { config: { apiLog: false }, schema: { summary: "This process's metrics, in Prometheus's text format", hide: true } }, async (_request, reply) => {
     const { contentType, body } = await ctx.instruments.scrape();
     return reply.type(contentType).send(body);
   });

@@ -1,0 +1,25 @@
+import type { Db, Tx } from './db.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+
+// The API's request logs (domain/api-logs/). Rows are written by the log buffer through writer.insert
+// (store/insert-rows.ts), many at a time; these are the reads and retention's deletes.
+
+const SUMMARY = ['id', 'created_at', 'endpoint', 'method', 'response_status', 'user_agent'] as const;
+
+/** A page of logs as the list shows them (no bodies), newest first. */
+export async function listApiLogs(db: Db, page: PageRequest) {
+  return selectPage(db.selectFrom('api_logs').select(SUMMARY), 'id', page);
+}
+
+export async function findApiLog(db: Db, id: string) {
+  return db.selectFrom('api_logs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Deletes up to `limit` logs created before `before`, oldest first; returns how many. */
+export async function deleteApiLogs(tx: Tx, before: string, limit: number): Promise<number> {
+  const result = await tx
+    .deleteFrom('api_logs')
+    .where('id', 'in', (eb) => eb.selectFrom('api_logs').select('id').where('created_at', '<', before).orderBy('created_at').limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
