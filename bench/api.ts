@@ -1,6 +1,8 @@
 // API throughput with autocannon, in one run: (a) a bare Fastify route answering {id}, the ceiling;
 // (b) POST /emails with a typical 1 KB payload to Mailroom as `npm start` runs it (one process: the API,
 // and the worker capturing every email beside it); (b') the same to an API process alone (--role api);
+// (b'') the same to an API process alone with its request logs off (MAILROOM_API_LOGS=false): what
+// recording every request for GET /logs costs is (b') / (b'');
 // (c) POST /emails/batch with 100 emails per request, to the default process.
 // With BENCH_DATABASE_URL (a PostgreSQL database; the bench works in a schema of its own and drops it):
 // (d) POST /emails to an API process alone on PostgreSQL, and (d') the same with every request counted
@@ -72,13 +74,15 @@ interface Turn {
   ceiling: autocannon.Result;
   single: autocannon.Result;
   apiOnly: autocannon.Result;
+  noLogs: autocannon.Result;
 }
 
-/** Resolves once a Mailroom on this SQLite file has no job left. */
+/** Resolves once a Mailroom on this SQLite file has no email left to send (the hourly retention job stays). */
 async function drained(databaseUrl: string): Promise<void> {
   const db = new SQLite(databaseUrl, { readonly: true });
   try {
-    while ((db.prepare('select count(*) as n from jobs').get() as { n: number }).n > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    const left = db.prepare("select count(*) as n from jobs where task = 'send-email'");
+    while ((left.get() as { n: number }).n > 0) await new Promise((resolve) => setTimeout(resolve, 50));
   } finally {
     db.close();
   }
@@ -141,19 +145,22 @@ export async function benchApi(): Promise<Figure[]> {
   const bare = await startBare();
   const mailroom = await startMailroom({});
   const apiOnly = await startMailroom({ role: 'api' });
+  const noLogs = await startMailroom({ role: 'api', env: { MAILROOM_API_LOGS: 'false' } });
   const ceilingUrl = `${bare.address}/emails`;
   const singleUrl = `${mailroom.url}/emails`;
   const apiOnlyUrl = `${apiOnly.url}/emails`;
+  const noLogsUrl = `${noLogs.url}/emails`;
   try {
     await load(ceilingUrl, body, 32, WARM_UP_S);
     await load(singleUrl, body, 32, WARM_UP_S);
     await load(apiOnlyUrl, body, 32, WARM_UP_S);
+    await load(noLogsUrl, body, 32, WARM_UP_S);
     // (a) and (b) take short turns, in alternating order, and the ratio is of their totals: this shared
     // virtual machine's speed swings by up to 2x from one second to the next (the bare route alone
     // measures anywhere from 55k to 110k req/s), and turns of a second and a half see the same swings.
     const turns: Turn[] = [];
-    const kinds = ['ceiling', 'single', 'apiOnly'] as const;
-    const urls = { ceiling: ceilingUrl, single: singleUrl, apiOnly: apiOnlyUrl };
+    const kinds = ['ceiling', 'single', 'apiOnly', 'noLogs'] as const;
+    const urls = { ceiling: ceilingUrl, single: singleUrl, apiOnly: apiOnlyUrl, noLogs: noLogsUrl };
     for (let i = 0; i < TURNS; i++) {
       // Each turn runs the three in another order, so that none is always first after the same one.
       const order = kinds.map((_, k) => kinds[(k + i) % kinds.length]!);
@@ -175,6 +182,8 @@ export async function benchApi(): Promise<Figure[]> {
     const pairs = single.map((value, i) => value / ceiling[i]!);
     const alone = turns.map((t) => rate(t.apiOnly));
     const [aloneLow, aloneHigh] = ratioInterval(alone, ceiling);
+    const unlogged = turns.map((t) => rate(t.noLogs));
+    const [loggedLow, loggedHigh] = ratioInterval(alone, unlogged);
     const postgres = process.env.BENCH_DATABASE_URL ? await benchPostgres(process.env.BENCH_DATABASE_URL, body) : [];
     return [
       { name: `(a) bare Fastify route, ${body.length} B body, 32 connections`, value: sum(ceiling) / TURNS, unit: 'req/s' },
@@ -194,6 +203,10 @@ export async function benchApi(): Promise<Figure[]> {
       { name: "(b') / (a)", value: sum(alone) / sum(ceiling), unit: 'ratio' },
       { name: "(b') / (a), 95% interval, low end", value: aloneLow, unit: 'ratio' },
       { name: "(b') / (a), 95% interval, high end", value: aloneHigh, unit: 'ratio' },
+      { name: "(b'') the same with MAILROOM_API_LOGS=false", value: sum(unlogged) / TURNS, unit: 'req/s' },
+      { name: "(b') / (b''), request logs on / off", value: sum(alone) / sum(unlogged), unit: 'ratio' },
+      { name: "(b') / (b''), 95% interval, low end", value: loggedLow, unit: 'ratio' },
+      { name: "(b') / (b''), 95% interval, high end", value: loggedHigh, unit: 'ratio' },
       { name: '(c) POST /emails/batch, 100 emails each, 8 connections', value: (batch.requests.total * 100) / BATCH_S, unit: 'emails/s' },
       { name: '(c) p99 latency per batch', value: batch.latency.p99, unit: 'ms' },
       ...postgres,
@@ -202,5 +215,6 @@ export async function benchApi(): Promise<Figure[]> {
     bare.stop();
     await mailroom.stop();
     await apiOnly.stop();
+    await noLogs.stop();
   }
 }
