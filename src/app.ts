@@ -96,6 +96,7 @@ export async function buildApp(ctx: Context): Promise<App> {
 
   app.decorateRequest('apiKey', null);
   app.decorateRequest('bodyHash', undefined);
+  app.decorateRequest('bodyText', undefined);
 
   // The API reads JSON only (Fastify would read text/plain too): any other body is refused with 415,
   // naming the Content-Type to send. The routes that take forms add their parsers in their own scope.
@@ -107,6 +108,7 @@ export async function buildApp(ctx: Context): Promise<App> {
     const text = body as string;
     if (text.trim() === '') return done(null, {});
     hashBodyIfIdempotent(request, text);
+    request.bodyText = text;
     parseJson(request, text, done);
   });
 

@@ -20,6 +20,7 @@ function bufferedRandom(): { nextUint32(): number } {
 }
 
 const generator = new V7Generator(bufferedRandom());
+const clockGenerator = new V7Generator(bufferedRandom());
 
 /**
  * New entity id: a UUIDv7. Time-ordered ids keep B-tree inserts at the right edge (2-3x faster batched
@@ -27,6 +28,13 @@ const generator = new V7Generator(bufferedRandom());
  * pagination is keyset on the id alone and stable within one millisecond.
  */
 export const newId = (): string => generator.generate().toString();
+
+/**
+ * A UUIDv7 of millisecond `ms`, a Clock's time (which tests move), for rows removed by age through a
+ * range of their primary key (request logs). Increasing from call to call, as newId is; its own
+ * generator, so that a moved clock leaves newId's order alone.
+ */
+export const newIdAt = (ms: number): string => clockGenerator.generateOrResetWithTs(ms).toString();
 
 /**
  * A name-based id: the first 128 bits of SHA-256(name) in UUID version 8 layout. The same name always

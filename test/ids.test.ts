@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isUuid, nameBasedId, newId } from '../src/ids.ts';
+import { idFloor, isUuid, nameBasedId, newId, newIdAt } from '../src/ids.ts';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -24,6 +24,15 @@ describe('entity ids', () => {
     const after = Date.now();
     const millis = parseInt(id.replaceAll('-', '').slice(0, 12), 16);
     assert.ok(millis >= before && millis <= after, `${millis} within [${before}, ${after}]`);
+  });
+
+  it('of a given time (a moved clock) carry that time, sort in the order they were made, and leave newId alone', () => {
+    const later = Date.now() + 31 * 86_400_000;
+    const ids = Array.from({ length: 1000 }, (_, i) => newIdAt(later + Math.floor(i / 100)));
+    for (const id of ids) assert.match(id, UUID_V7);
+    assert.deepEqual([...ids].sort(), ids);
+    assert.ok(ids[0]! >= idFloor(later) && ids.at(-1)! < idFloor(later + 11));
+    assert.ok(newId() < idFloor(later), 'newId keeps the wall clock');
   });
 
   it('derived from a name are UUIDs of version 8, the same for the same name and distinct for others', () => {

@@ -8,10 +8,14 @@ declare module 'fastify' {
     apiLog?: false;
   }
   interface FastifyRequest {
-    /** The payload onSend saw, kept for the request log. */
-    sentPayload: unknown;
+    /** The JSON body as it came (app.ts's parser), for the request log. */
+    bodyText: string | undefined;
+    /** The answer as serialized, when it is JSON, for the request log. */
+    sentJson: string | undefined;
   }
 }
+
+const isJson = (type: unknown) => typeof type === 'string' && type.startsWith('application/json');
 
 /**
  * Records the API's requests for GET /logs: those made with a valid API key, on a route that does not
@@ -22,14 +26,16 @@ declare module 'fastify' {
 export function recordApiLogs(app: App, ctx: Context): void {
   if (!ctx.config.apiLogs.enabled) return;
   const logs = createRequestLogs(ctx);
-  app.decorateRequest('sentPayload', undefined);
-  app.addHook('onSend', (request, _reply, payload, done) => {
-    if (request.apiKey !== null) request.sentPayload = payload;
+  const limit = ctx.config.apiLogs.bodyBytes;
+  app.decorateRequest('sentJson', undefined);
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.apiKey !== null && typeof payload === 'string' && isJson(reply.getHeader('content-type'))) request.sentJson = payload;
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
     const key = request.apiKey;
     if (key !== null && request.routeOptions.config.apiLog !== false) {
+      const text = request.bodyText;
       logs.record({
         at: ctx.clock.now(),
         method: request.method,
@@ -38,8 +44,10 @@ export function recordApiLogs(app: App, ctx: Context): void {
         userAgent: request.headers['user-agent'],
         apiKeyId: key.id,
         durationMs: reply.elapsedTime,
-        body: request.body,
-        payload: request.sentPayload,
+        // A body that failed to parse (400) is not kept; a long one is read from its parsed form, only as far as the limit.
+        bodyText: request.body !== undefined && text !== undefined && text.length <= limit ? text : undefined,
+        body: text !== undefined && text.length <= limit ? undefined : request.body,
+        payload: request.sentJson,
       });
     }
     done();

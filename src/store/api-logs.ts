@@ -15,11 +15,11 @@ export async function findApiLog(db: Db, id: string) {
   return db.selectFrom('api_logs').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Deletes up to `limit` logs created before `before`, oldest first; returns how many. */
-export async function deleteApiLogs(tx: Tx, before: string, limit: number): Promise<number> {
+/** Deletes up to `limit` logs whose id is below `beforeId` (idFloor of a time), oldest first; returns how many. */
+export async function deleteApiLogs(tx: Tx, beforeId: string, limit: number): Promise<number> {
   const result = await tx
     .deleteFrom('api_logs')
-    .where('id', 'in', (eb) => eb.selectFrom('api_logs').select('id').where('created_at', '<', before).orderBy('created_at').limit(limit))
+    .where('id', 'in', (eb) => eb.selectFrom('api_logs').select('id').where('id', '<', beforeId).orderBy('id').limit(limit))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

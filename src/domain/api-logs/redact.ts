@@ -1,5 +1,6 @@
-// What a request log keeps of a body: a copy with its secrets replaced, its long strings cut, within a
-// size (MAILROOM_LOG_BODY_BYTES). The one rule for every body, request and response alike.
+// What a request log keeps of a body: its JSON with the secrets replaced, within a size
+// (MAILROOM_LOG_BODY_BYTES): whole if it fits, else with its long strings cut, else a marker. The one
+// rule for every body, request and response alike.
 
 export const REDACTED = '[redacted]';
 
@@ -22,16 +23,15 @@ export const omitted = (limit: number) => ({ _omitted: `over ${limit} bytes (MAI
 /** Thrown through the walk once the budget is spent: a plain object, no stack to capture. */
 const SPENT = {};
 
-/** A response is parsed only up to this many times the limit: past it, redacting and cutting could not bring it under. */
+/** Text past this many times the limit is not parsed: it is replaced by the marker unread. */
 const PARSE_FACTOR = 8;
 
 /**
- * The JSON text a log keeps of `value`: secrets replaced by REDACTED, strings over a quarter of `limit`
- * cut (ending `… [N characters cut]`), and the whole replaced by `omitted(limit)` if it is still over
- * `limit` bytes. The walk stops once the budget is spent, so a body of megabytes costs what a small one does.
+ * `value` as JSON with its secrets replaced, or undefined once it passes `limit` (roughly: the walk
+ * counts characters, stopping as soon as the budget is spent, so a body of megabytes costs what a small
+ * one does). With `longest`, strings longer than that are cut, ending `… [N characters cut]`.
  */
-export function redactedJson(value: unknown, limit: number): string {
-  const longest = Math.max(64, Math.floor(limit / 4));
+function redactedWithin(value: unknown, limit: number, longest = Infinity): string | undefined {
   let budget = limit;
   const spend = (n: number) => {
     budget -= n;
@@ -62,21 +62,37 @@ export function redactedJson(value: unknown, limit: number): string {
   };
   try {
     const text = JSON.stringify(copy(value, false));
-    if (Buffer.byteLength(text) <= limit) return text;
+    return Buffer.byteLength(text) <= limit ? text : undefined;
   } catch (error) {
     if (error !== SPENT) throw error;
+    return undefined;
   }
-  return JSON.stringify(omitted(limit));
 }
 
-/** The same of a response's serialized payload; null if it is not JSON. */
-export function redactedPayload(payload: string, limit: number): string | null {
-  if (payload.length > PARSE_FACTOR * limit) return JSON.stringify(omitted(limit));
-  let value: unknown;
-  try {
-    value = JSON.parse(payload);
-  } catch {
-    return null;
-  }
-  return redactedJson(value, limit);
+/**
+ * The JSON text a log keeps of `value`: secrets replaced by REDACTED; if that is over `limit` bytes,
+ * strings over a quarter of the limit cut; if still over, `omitted(limit)` in its place.
+ */
+export function redactedJson(value: unknown, limit: number): string {
+  return (
+    redactedWithin(value, limit) ??
+    redactedWithin(value, limit, Math.max(64, Math.floor(limit / 4))) ??
+    JSON.stringify(omitted(limit))
+  );
+}
+
+/**
+ * Text that names none of these cannot hold what redaction replaces: it is kept as it is, unparsed. An
+ * escape (`\u`) could spell a name in other letters, so it sends the text the long way too.
+ */
+const MAY_HOLD_SECRET = new RegExp([...SECRET_NAMES, '"attachments"', '\\\\u'].join('|'), 'i');
+
+/**
+ * The same of JSON text (a request as parsed, a response as serialized): text within the limit that
+ * names no secret is kept as it is, without being parsed, which is most bodies.
+ */
+export function redactedText(json: string, limit: number): string {
+  if (json.length <= limit && !MAY_HOLD_SECRET.test(json) && Buffer.byteLength(json) <= limit) return json;
+  if (json.length > PARSE_FACTOR * limit) return JSON.stringify(omitted(limit));
+  return redactedJson(JSON.parse(json), limit);
 }

@@ -6,9 +6,9 @@
 // waiting are dropped, with a warning that counts them. A graceful stop writes everything.
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
-import { newId } from '../../ids.ts';
+import { newIdAt } from '../../ids.ts';
 import type { ApiLogTable } from '../../store/schema.ts';
-import { redactedJson, redactedPayload } from './redact.ts';
+import { redactedJson, redactedText } from './redact.ts';
 
 /** One request as the edge saw it: references only, nothing serialized. */
 export interface RequestLogEntry {
@@ -21,10 +21,12 @@ export interface RequestLogEntry {
   userAgent: string | undefined;
   apiKeyId: string | null;
   durationMs: number;
-  /** The parsed JSON body, if any. */
+  /** The JSON body as sent, when it is no longer than the body limit: kept unparsed if it names no secret. */
+  bodyText: string | undefined;
+  /** Else the body as parsed, if any: a long one is walked only as far as the limit. */
   body: unknown;
-  /** What was sent: a string for a JSON answer; anything else (a stream, a buffer) is not kept. */
-  payload: unknown;
+  /** The answer as serialized, when it is JSON (a stream, a buffer or text is not kept). */
+  payload: string | undefined;
 }
 
 export interface RequestLogs {
@@ -45,13 +47,19 @@ const MAX_ENDPOINT = 2048;
 
 const weight = (row: ApiLogTable) => ROW_BYTES + (row.request_body?.length ?? 0) + (row.response_body?.length ?? 0);
 
+function requestBody(entry: RequestLogEntry, limit: number): string | null {
+  if (entry.bodyText !== undefined) return redactedText(entry.bodyText, limit);
+  return entry.body === undefined || entry.body === null ? null : redactedJson(entry.body, limit);
+}
+
 /** A log row: the body limit is MAILROOM_LOG_BODY_BYTES, 0 keeping no bodies. */
 function rowOf(entry: RequestLogEntry, limit: number): ApiLogTable {
   const query = entry.url.indexOf('?');
   const path = query === -1 ? entry.url : entry.url.slice(0, query);
   const keep = limit > 0;
   return {
-    id: newId(),
+    // Of the clock's time, so that retention removes old logs by a range of ids.
+    id: newIdAt(entry.at),
     created_at: toTimestamp(entry.at),
     method: entry.method,
     endpoint: path.slice(0, MAX_ENDPOINT),
@@ -59,8 +67,8 @@ function rowOf(entry: RequestLogEntry, limit: number): ApiLogTable {
     user_agent: entry.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
     api_key_id: entry.apiKeyId,
     duration_ms: Math.round(entry.durationMs),
-    request_body: keep && entry.body !== undefined && entry.body !== null ? redactedJson(entry.body, limit) : null,
-    response_body: keep && typeof entry.payload === 'string' ? redactedPayload(entry.payload, limit) : null,
+    request_body: keep ? requestBody(entry, limit) : null,
+    response_body: keep && entry.payload !== undefined ? redactedText(entry.payload, limit) : null,
   };
 }
 

@@ -7,6 +7,7 @@
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
+import { idFloor } from '../../ids.ts';
 import type { Tx } from '../../store/db.ts';
 import { deleteApiLogs } from '../../store/api-logs.ts';
 import { purgeIdempotencyKeys } from '../../store/idempotency-keys.ts';
@@ -68,8 +69,9 @@ export const RETENTION_STEPS: Record<string, RetentionStep> = {
     return batch(before ? await store.deleteWebhookAttempts(tx, before, RETENTION_BATCH) : 0);
   },
   async api_logs(ctx, tx, now) {
-    const before = cutoff(ctx, now);
-    return batch(before ? await deleteApiLogs(tx, before, RETENTION_BATCH) : 0);
+    // A log's id is a UUIDv7 of its time by the clock (request-logs.ts): the old ones are a range of the primary key.
+    const days = ctx.config.retentionDays;
+    return batch(days > 0 ? await deleteApiLogs(tx, idFloor(now - days * DAY_MS), RETENTION_BATCH) : 0);
   },
   idempotency_keys: async (_ctx, tx, now) => batch(await purgeIdempotencyKeys(tx, now, RETENTION_BATCH)),
   async pages(_ctx, tx) {

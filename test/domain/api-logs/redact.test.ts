@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { omitted, REDACTED, redactedJson, redactedPayload } from '../../../src/domain/api-logs/redact.ts';
+import { omitted, REDACTED, redactedJson, redactedText } from '../../../src/domain/api-logs/redact.ts';
 
 // The one redaction of the request logs: secrets by field name wherever they are, attachment contents,
 // long strings cut, and a body still over the limit replaced by a marker.
@@ -53,7 +53,9 @@ describe('request log redaction', () => {
     assert.deepEqual(kept([{ attachments: [{ content: 'eA==' }] }]), [{ attachments: [{ content: REDACTED }] }]);
   });
 
-  it('cuts a long string to a quarter of the limit, saying how much was cut', () => {
+  it('keeps a body within the limit whole; past it, cuts its long strings to a quarter of the limit, saying how much was cut', () => {
+    const within = { subject: 'Hi', html: 'w'.repeat(LIMIT / 2) };
+    assert.deepEqual(kept(within), within);
     const html = 'x'.repeat(50_000);
     const { html: cut, subject } = kept({ subject: 'Hi', html });
     assert.equal(subject, 'Hi');
@@ -68,9 +70,14 @@ describe('request log redaction', () => {
     assert.deepEqual(kept({ a: '€'.repeat(2000), b: '€'.repeat(2000) }, 8192), omitted(8192));
   });
 
-  it('reads a response payload as JSON; not JSON, null; far over the limit, the marker without parsing', () => {
-    assert.deepEqual(JSON.parse(redactedPayload('{"object":"api_key","id":"1","token":"re_x"}', LIMIT)!), { object: 'api_key', id: '1', token: REDACTED });
-    assert.equal(redactedPayload('# HELP metrics', LIMIT), null);
-    assert.deepEqual(JSON.parse(redactedPayload(`{"a":"${'z'.repeat(9 * LIMIT)}`, LIMIT)!), omitted(LIMIT));
+  it('keeps JSON text that names no secret as it is, and sends any other through the same redaction', () => {
+    const plain = '{ "from": "a@example.com",\n  "subject": "Hello" }';
+    assert.equal(redactedText(plain, LIMIT), plain);
+    assert.deepEqual(JSON.parse(redactedText('{"object":"api_key","id":"1","token":"re_x"}', LIMIT)), { object: 'api_key', id: '1', token: REDACTED });
+    assert.deepEqual(JSON.parse(redactedText('{"attachments":[{"filename":"a","content":"eA=="}]}', LIMIT)), { attachments: [{ filename: 'a', content: REDACTED }] });
+    // A name spelled with escapes is still a secret's name.
+    assert.deepEqual(JSON.parse(redactedText('{"\\u0074oken":"re_x"}', LIMIT)), { token: REDACTED });
+    assert.match(JSON.parse(redactedText(`{"html":"${'h'.repeat(2 * LIMIT)}"}`, LIMIT)).html, /^h{2560}… \[17920 characters cut\]$/);
+    assert.deepEqual(JSON.parse(redactedText(`{"a":"${'z'.repeat(9 * LIMIT)}"}`, LIMIT)), omitted(LIMIT));
   });
 });
