@@ -20,6 +20,8 @@ describe('configuration', () => {
     assert.equal(config.logLevel, 'info');
     assert.equal(config.retentionDays, 30);
     assert.equal(readConfig({ MAILROOM_RETENTION_DAYS: '0' }).retentionDays, 0, '0 keeps forever');
+    assert.deepEqual(config.apiLogs, { enabled: true, bodyBytes: 10_240 });
+    assert.deepEqual(readConfig({ MAILROOM_API_LOGS: 'false', MAILROOM_LOG_BODY_BYTES: '0' }).apiLogs, { enabled: false, bodyBytes: 0 });
     assert.ok(Object.isFrozen(config));
   });
 
@@ -59,6 +61,8 @@ describe('configuration', () => {
       MAILROOM_HOSTNAME: 'mail server',
       WORKER_HEALTH_PORT: '0',
       MAILROOM_RETENTION_DAYS: '-1',
+      MAILROOM_API_LOGS: 'off',
+      MAILROOM_LOG_BODY_BYTES: '2097152',
     };
     for (const [name, value] of Object.entries(bad)) {
       assert.throws(() => readConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name), name);
