@@ -31,6 +31,8 @@ import { receivingRoutes } from './http/routes/receiving.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
 import { suppressionRoutes } from './http/routes/suppressions.ts';
+import { customEventRoutes } from './http/routes/custom-events.ts';
+import { automationRoutes } from './http/routes/automations.ts';
 import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
@@ -153,6 +155,8 @@ export async function buildApp(ctx: Context): Promise<App> {
   trackingRoutes(app, ctx);
   webhookEventRoutes(app, ctx);
   suppressionRoutes(app, ctx);
+  customEventRoutes(app, ctx);
+  automationRoutes(app, ctx);
   dashboardRoutes(app, ctx);
 
   return app;
