@@ -1,4 +1,4 @@
-import { toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, notFound, quoted } from '../../errors.ts';
 import { parseDuration } from '../../durations.ts';
@@ -78,7 +78,8 @@ export async function openSharedEmail(ctx: Context, token: string): Promise<Shar
     to: email.to,
     cc: email.cc,
     reply_to: email.reply_to,
-    created_at: email.created_at,
+    // Received emails carry ISO 8601: one format for both.
+    created_at: toTimestamp(Date.parse(isoTime(email.created_at))),
     html: email.html,
     text: email.text,
     body_removed: email.body_removed_at !== undefined,
