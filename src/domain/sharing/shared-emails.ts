@@ -8,7 +8,7 @@ import { downloadExpiry } from '../downloads/download-links.ts';
 import { getEmail } from '../emails/emails.ts';
 import { listEmailAttachments } from '../emails/sent-attachments.ts';
 import { getReceivedEmail, listReceivedAttachments } from '../receiving/received-emails.ts';
-import { readShareToken, shareUrl, type ShareTarget, type SharedKind } from './share-links.ts';
+import { readShareToken, shareUrl, type ShareTarget } from './share-links.ts';
 
 // POST /emails/:id/share and the page its link opens: a sent or received email, read-only, for anyone
 // holding the link until it expires. What the page shows is chosen here: what the email's recipients
@@ -46,7 +46,6 @@ export async function shareEmail(ctx: Context, id: string, expiresIn: string | u
 
 /** An email as its shared page shows it. */
 export interface SharedEmail {
-  kind: SharedKind;
   subject: string;
   from: string;
   to: string[];
@@ -72,7 +71,6 @@ export async function openSharedEmail(ctx: Context, token: string): Promise<Shar
       ? await Promise.all([getEmail(ctx, emailId), listEmailAttachments(ctx, emailId, ALL, linksExpire)])
       : await Promise.all([getReceivedEmail(ctx, emailId), listReceivedAttachments(ctx, emailId, ALL, linksExpire)]);
   return {
-    kind,
     subject: email.subject ?? '',
     from: email.from,
     to: email.to,
