@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Context } from './context.ts';
 import { dashboardRoutes } from './dashboard/index.ts';
+import { sharedEmailRoutes } from './dashboard/shared-email.ts';
 import { authenticate, type Access } from './http/auth.ts';
 import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './errors.ts';
@@ -27,6 +28,7 @@ import { domainRoutes } from './http/routes/domains.ts';
 import { downloadRoutes } from './http/routes/downloads.ts';
 import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
 import { emailMetricsRoutes } from './http/routes/email-metrics.ts';
+import { emailShareRoutes } from './http/routes/email-shares.ts';
 import { receivingRoutes } from './http/routes/receiving.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
@@ -134,6 +136,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   emailRoutes(app, ctx);
   emailMetricsRoutes(app, ctx);
   emailAttachmentRoutes(app, ctx);
+  emailShareRoutes(app, ctx);
   receivingRoutes(app, ctx);
   batchRoutes(app, ctx);
   templateRoutes(app, ctx);
@@ -158,6 +161,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   customEventRoutes(app, ctx);
   automationRoutes(app, ctx);
   dashboardRoutes(app, ctx);
+  sharedEmailRoutes(app, ctx);
 
   return app;
 }

@@ -1,18 +1,43 @@
-// Human durations, as Resend's APIs take them: "30 minutes", "3 days", "1 hour", "10m", "48h".
+// Durations as people and Resend write them: a number and a unit, "10m", "2 hours", "1 day", "1.5h".
+// One unit per duration; months and years are refused, having no fixed length.
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 const UNITS: Record<string, number> = {
-  s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000,
-  m: 60_000, min: 60_000, mins: 60_000, minute: 60_000, minutes: 60_000,
-  h: 3_600_000, hr: 3_600_000, hrs: 3_600_000, hour: 3_600_000, hours: 3_600_000,
-  d: 86_400_000, day: 86_400_000, days: 86_400_000,
-  w: 604_800_000, week: 604_800_000, weeks: 604_800_000,
+  ms: 1,
+  millisecond: 1,
+  milliseconds: 1,
+  s: SECOND,
+  sec: SECOND,
+  secs: SECOND,
+  second: SECOND,
+  seconds: SECOND,
+  m: MINUTE,
+  min: MINUTE,
+  mins: MINUTE,
+  minute: MINUTE,
+  minutes: MINUTE,
+  h: HOUR,
+  hr: HOUR,
+  hrs: HOUR,
+  hour: HOUR,
+  hours: HOUR,
+  d: DAY,
+  day: DAY,
+  days: DAY,
+  w: 7 * DAY,
+  week: 7 * DAY,
+  weeks: 7 * DAY,
 };
 
-/** A duration in ms: a positive whole number and a unit (seconds to weeks); undefined for anything else. */
+const DURATION = /^(\d{1,9}(?:\.\d{1,6})?|\.\d{1,6})\s*([a-z]+)$/;
+
+/** The length of a duration such as "10m", "2 hours" or "1 day", in whole ms; undefined when it is not one. */
 export function parseDuration(text: string): number | undefined {
-  const match = /^\s*(\d{1,9})\s*([a-z]+)\s*$/i.exec(text);
-  const unit = match ? UNITS[match[2]!.toLowerCase()] : undefined;
-  if (!match || unit === undefined) return undefined;
-  const ms = Number(match[1]) * unit;
-  return ms > 0 ? ms : undefined;
+  const match = DURATION.exec(text.trim().toLowerCase());
+  const unit = match && Object.hasOwn(UNITS, match[2]!) ? UNITS[match[2]!]! : undefined;
+  return unit === undefined ? undefined : Math.round(Number(match![1]) * unit);
 }
