@@ -39,6 +39,18 @@ export async function countReceivedIn(db: Db, period: Period): Promise<number> {
   return number(row);
 }
 
+/** Automation runs started in the period, as countEmailsIn finds emails. */
+export async function countRunsIn(db: Db, period: Period): Promise<number> {
+  const row = await db
+    .selectFrom('automation_runs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('id', '>=', period.idFrom)
+    .where('created_at', '>=', period.from)
+    .where('created_at', '<', period.until)
+    .executeTakeFirst();
+  return number(row);
+}
+
 /** How many rows each of these tables holds. */
 export async function countRows(db: Db): Promise<{ contacts: number; segments: number; broadcasts: number; domains: number }> {
   const count = async (table: 'contacts' | 'segments' | 'broadcasts' | 'domains') =>

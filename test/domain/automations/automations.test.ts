@@ -298,6 +298,14 @@ for (const dialect of dialects) {
       assert.equal(loop.status, 201);
     });
 
+    it("counts this month's runs in GET /usage", async () => {
+      await post('/automations', { name: 'counted', status: 'enabled', steps: [{ ...trigger, config: { event_name: 'count.me' } }, mail('a')], connections: [{ from: 'start', to: 'a' }] });
+      assert.equal((await post('/events/send', { event: 'count.me', email: 'kim@example.org' })).status, 202);
+      assert.equal((await post('/events/send', { event: 'count.me', email: 'lou@example.org' })).status, 202);
+      const usage = (await t.resend.usage.get()).data!;
+      assert.equal(usage.automation_runs.used, 2);
+    });
+
     it('custom events: create, read by id and name, update, delete; payloads checked against the schema', async () => {
       const created = await t.resend.events.create({ name: 'order.paid', schema: { amount: 'number', paid_at: 'date', gift: 'boolean' } });
       assert.equal(created.error, null);
