@@ -35,12 +35,17 @@ function checkStatus(status: unknown): 'enabled' | 'disabled' {
   return status as 'enabled' | 'disabled';
 }
 
-/** The graph's rules that need the database: each template published, each segment existing. */
+/** The graph's rules that need the database: each template published (with a sender and a subject, its own or the step's), each segment existing. */
 async function checkReferences(ctx: Context, graph: Graph): Promise<void> {
   for (const step of graph.steps) {
     if (step.type === 'send_email') {
-      const template = await findPublishedTemplate(ctx.db, step.config.template.id);
-      if (!template?.version) throw new AppError('validation_error', `Invalid step \`${step.key}\`: no published template has the id or alias \`${step.config.template.id}\`.`);
+      const version = (await findPublishedTemplate(ctx.db, step.config.template.id))?.version;
+      if (!version) throw new AppError('validation_error', `Invalid step \`${step.key}\`: no published template has the id or alias \`${step.config.template.id}\`.`);
+      for (const field of ['from', 'subject'] as const) {
+        if (step.config[field] === undefined && !version[field]) {
+          throw new AppError('validation_error', `Invalid step \`${step.key}\`: no \`${field}\`: give \`config.${field}\`, or set the template's.`);
+        }
+      }
     }
     if (step.type === 'add_to_segment' && !(await findSegmentIds(ctx.db, [step.config.segment_id.toLowerCase()])).size) {
       throw new AppError('validation_error', `Invalid step \`${step.key}\`: there is no segment with id \`${step.config.segment_id}\`.`);

@@ -196,6 +196,29 @@ for (const dialect of dialects) {
       assert.equal(received('gone@example.org').length + received('bounced@example.org').length, 0);
     });
 
+    it('fails a run whose email cannot be made (a variable with no value), and says why', async () => {
+      const strict = (await t.resend.templates.create({ name: 'strict', from: 'a@acme.test', subject: 'Hi {{{CODE}}}', html: '<p>{{{CODE}}}</p>', variables: [{ key: 'CODE', type: 'string' }] }).publish()).data!.id;
+      const id = await create({
+        name: 'Strict',
+        steps: [
+          { key: 'start', type: 'trigger', config: { eventName: 'code' } },
+          { key: 'mail', type: 'send_email', config: { template: { id: strict, variables: { CODE: { var: 'event.code' } } } } },
+          { key: 'after', type: 'send_email', config: { template: { id: pro } } },
+        ],
+        connections: [{ from: 'start', to: 'mail' }, { from: 'mail', to: 'after' }],
+      });
+      await t.resend.events.send({ event: 'code', email: 'ida@example.org', payload: {} });
+      await t.resend.events.send({ event: 'code', email: 'jay@example.org', payload: { code: 'A1' } });
+      await eventually(async () => (await runsOf(id)).every((r) => r.status !== 'running'));
+      const runs = await runsOf(id);
+      const ida = await runOf(id, runs.find((r) => (r as { email?: string }).email === 'ida@example.org')!.id);
+      assert.equal(ida.status, 'failed');
+      assert.deepEqual(ida.steps.map((s) => [s.key, s.status]), [['start', 'completed'], ['mail', 'failed']]);
+      assert.match((ida.steps[1]!.error as { message: string }).message, /CODE/);
+      await eventually(() => received('jay@example.org').length === 2);
+      assert.equal(received('ida@example.org').length, 0);
+    });
+
     it('versions: a run in progress finishes on the graph it started with', async () => {
       const id = await create({
         name: 'Versioned',
@@ -286,6 +309,8 @@ for (const dialect of dialects) {
       await refused([trigger, mail('a'), mail('b')], [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'a' }], /step `[ab]`.*cycle/);
       await refused([trigger, mail('a'), { key: 'd', type: 'delay', config: { duration: 'soon' } }], [{ from: 'start', to: 'a' }, { from: 'a', to: 'd' }], /step `d`.*duration/);
       await refused([trigger, { key: 'm', type: 'send_email', config: { template: { id: 'missing' } } }], [{ from: 'start', to: 'm' }], /step `m`.*no published template/);
+      const bare = (await t.resend.templates.create({ name: 'bare', html: '<p>x</p>' }).publish()).data!.id;
+      await refused([trigger, { key: 'm', type: 'send_email', config: { template: { id: bare } } }], [{ from: 'start', to: 'm' }], /step `m`: no `from`/);
       await refused([trigger, { key: 'c', type: 'condition', config: { type: 'rule', field: 'plan', operator: 'eq', value: 1 } }], [{ from: 'start', to: 'c' }], /step `c`.*event\.` or `contact\./);
       await refused([trigger, mail('a')], [{ from: 'start', to: 'a', type: 'timeout' }], /step `start`.*default/);
       await refused([{ ...trigger, config: { event_name: 'resend:x' } }], [], /step `start`.*reserved/);
