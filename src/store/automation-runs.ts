@@ -63,9 +63,9 @@ export async function endRun(tx: Tx, id: string, status: string, at: string): Pr
   await tx.updateTable('automation_runs').set({ status, completed_at: at }).where('id', '=', id).execute();
 }
 
-/** The steps waiting for an event of this name, for this contact. */
+/** The steps waiting for an event of this name, for this contact, oldest first (so that two events lock their runs in one order). */
 export async function findWaitingSteps(db: Db | Tx, eventName: string, contactId: string): Promise<RunStepRow[]> {
-  return db.selectFrom('automation_run_steps').selectAll().where('wait_event', '=', eventName).where('contact_id', '=', contactId).execute();
+  return db.selectFrom('automation_run_steps').selectAll().where('wait_event', '=', eventName).where('contact_id', '=', contactId).orderBy('id').execute();
 }
 
 /** A run's open steps. */
