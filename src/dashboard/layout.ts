@@ -8,6 +8,7 @@ export const NAV = [
   ['emails', 'Emails'],
   ['received', 'Received'],
   ['broadcasts', 'Broadcasts'],
+  ['automations', 'Automations'],
   ['contacts', 'Contacts'],
   ['templates', 'Templates'],
   ['domains', 'Domains'],
