@@ -27,22 +27,10 @@ export async function countEmailsIn(db: Db, period: Period): Promise<number> {
   return number(row);
 }
 
-/** Emails received in the period, as countEmailsIn finds them. */
-export async function countReceivedIn(db: Db, period: Period): Promise<number> {
+/** Rows of `table` created in the period, as countEmailsIn finds emails: received emails, automation runs. */
+export async function countCreatedIn(db: Db, table: 'received_emails' | 'automation_runs', period: Period): Promise<number> {
   const row = await db
-    .selectFrom('received_emails')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('id', '>=', period.idFrom)
-    .where('created_at', '>=', period.from)
-    .where('created_at', '<', period.until)
-    .executeTakeFirst();
-  return number(row);
-}
-
-/** Automation runs started in the period, as countEmailsIn finds emails. */
-export async function countRunsIn(db: Db, period: Period): Promise<number> {
-  const row = await db
-    .selectFrom('automation_runs')
+    .selectFrom(table)
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('id', '>=', period.idFrom)
     .where('created_at', '>=', period.from)

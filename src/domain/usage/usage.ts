@@ -23,7 +23,7 @@ function period(ctx: Context, from: number, until: number): store.Period {
 
 async function emailsIn(ctx: Context, from: number, until: number) {
   const range = period(ctx, from, until);
-  const [sent, received] = await Promise.all([store.countEmailsIn(ctx.db, range), store.countReceivedIn(ctx.db, range)]);
+  const [sent, received] = await Promise.all([store.countEmailsIn(ctx.db, range), store.countCreatedIn(ctx.db, 'received_emails', range)]);
   return { used: sent + received, limit: null, sent, received, resets_at: new Date(until).toISOString() };
 }
 
@@ -43,7 +43,7 @@ export async function getUsage(ctx: Context, key: ApiKeyRow) {
     emailsIn(ctx, today, Date.UTC(year, month, day + 1)),
     emailsIn(ctx, thisMonth, nextMonth),
     store.countRows(ctx.db),
-    store.countRunsIn(ctx.db, period(ctx, thisMonth, nextMonth)),
+    store.countCreatedIn(ctx.db, 'automation_runs', period(ctx, thisMonth, nextMonth)),
   ]);
   return {
     object: 'usage' as const,
