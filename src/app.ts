@@ -5,6 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Context } from './context.ts';
 import { dashboardRoutes } from './dashboard/index.ts';
 import { recordApiLogs } from './http/api-logs.ts';
+import { sharedEmailRoutes } from './dashboard/shared-email.ts';
 import { authenticate, type Access } from './http/auth.ts';
 import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './errors.ts';
@@ -28,11 +29,14 @@ import { domainRoutes } from './http/routes/domains.ts';
 import { downloadRoutes } from './http/routes/downloads.ts';
 import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
 import { emailMetricsRoutes } from './http/routes/email-metrics.ts';
+import { emailShareRoutes } from './http/routes/email-shares.ts';
 import { receivingRoutes } from './http/routes/receiving.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { logRoutes } from './http/routes/logs.ts';
 import { segmentRoutes } from './http/routes/segments.ts';
 import { suppressionRoutes } from './http/routes/suppressions.ts';
+import { customEventRoutes } from './http/routes/custom-events.ts';
+import { automationRoutes } from './http/routes/automations.ts';
 import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
@@ -137,6 +141,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   emailRoutes(app, ctx);
   emailMetricsRoutes(app, ctx);
   emailAttachmentRoutes(app, ctx);
+  emailShareRoutes(app, ctx);
   receivingRoutes(app, ctx);
   batchRoutes(app, ctx);
   templateRoutes(app, ctx);
@@ -159,7 +164,10 @@ export async function buildApp(ctx: Context): Promise<App> {
   webhookEventRoutes(app, ctx);
   suppressionRoutes(app, ctx);
   logRoutes(app, ctx);
+  customEventRoutes(app, ctx);
+  automationRoutes(app, ctx);
   dashboardRoutes(app, ctx);
+  sharedEmailRoutes(app, ctx);
 
   return app;
 }

@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
-// Links that are their own credential (unsubscribe, downloads) carry an HMAC-SHA256 under a key
+// Links that are their own credential (unsubscribe, downloads, shared emails) carry an HMAC-SHA256 under a key
 // derived from MAILROOM_SECRET by HKDF with a label of their own, so one secret keys each use apart.
 
 /** A 32-byte signing key for the use `label` names. */

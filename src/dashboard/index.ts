@@ -12,6 +12,7 @@ import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
 import { apiKeyPages } from './pages/api-keys.ts';
+import { automationPages } from './pages/automations.ts';
 import { broadcastPages } from './pages/broadcasts.ts';
 import { contactPages } from './pages/contacts.ts';
 import { domainPages } from './pages/domains.ts';
@@ -145,6 +146,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       webhookPages(scope as App, ctx);
       contactPages(scope as App, ctx);
       broadcastPages(scope as App, ctx);
+      automationPages(scope as App, ctx);
       templatePages(scope as App, ctx);
       metricsPages(scope as App, ctx);
     },

@@ -8,6 +8,7 @@ export const NAV = [
   ['emails', 'Emails'],
   ['received', 'Received'],
   ['broadcasts', 'Broadcasts'],
+  ['automations', 'Automations'],
   ['contacts', 'Contacts'],
   ['templates', 'Templates'],
   ['domains', 'Domains'],
@@ -29,10 +30,12 @@ export interface PageOptions {
   /** A page's own assets besides the two every page loads, by file name under /dashboard/assets/ (the metrics chart). */
   styles?: string[];
   scripts?: string[];
+  /** A page for someone without an account (a shared email): no link into the dashboard, no script. */
+  shared?: boolean;
 }
 
 export function page(title: string, content: Html, options: PageOptions = {}): string {
-  const { section, csrfToken, notice, styles = [], scripts = [] } = options;
+  const { section, csrfToken, notice, styles = [], scripts = [], shared = false } = options;
   const nav = csrfToken
     ? html`<nav aria-label="Sections"><ul>${NAV.map(
         ([path, label]) => html`<li><a href="/dashboard/${path}"${section === path ? html` aria-current="page"` : ''}>${label}</a></li>`,
@@ -48,12 +51,12 @@ ${csrfToken ? html`<meta name="csrf-token" content="${csrfToken}">` : ''}
 <title>${title} · Mailroom</title>
 <link rel="stylesheet" href="/dashboard/assets/app.css">
 ${styles.map((name) => html`<link rel="stylesheet" href="/dashboard/assets/${name}">
-`)}<script src="/dashboard/assets/app.js" defer></script>
-${scripts.map((name) => html`<script src="/dashboard/assets/${name}" defer></script>
+`)}${shared ? '' : html`<script src="/dashboard/assets/app.js" defer></script>
+`}${scripts.map((name) => html`<script src="/dashboard/assets/${name}" defer></script>
 `)}
 </head>
 <body>
-<header><a class="brand" href="/dashboard">Mailroom</a>${nav}</header>
+<header>${shared ? html`<span class="brand">Mailroom</span>` : html`<a class="brand" href="/dashboard">Mailroom</a>`}${nav}</header>
 <main id="main">
 <h1>${title}</h1>
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}

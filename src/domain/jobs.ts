@@ -12,6 +12,7 @@ export interface TaskPayloads {
   'verify-domain': { domain_id: string };
   'deliver-webhook': { message_id: string };
   retention: Record<string, never>;
+  'automation-step': { step_id: string };
 }
 
 export type TaskName = keyof TaskPayloads;
@@ -36,6 +37,8 @@ const ATTEMPTS: { [T in TaskName]: (config: Config) => number } = {
   'deliver-webhook': () => 1000,
   // A failing run tries again with backoff; the job must outlive a long outage, as nothing re-adds it.
   retention: () => 1000,
+  // A step's work is one transaction: what fails is the database, worth retrying for a while.
+  'automation-step': (config) => config.worker.maxAttempts,
 };
 
 /** The key that names the one job of `task` for an entity (its email, broadcast...), for later changes. */

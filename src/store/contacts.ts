@@ -57,7 +57,7 @@ export async function updateContact(tx: Tx, id: string, changes: Partial<Omit<Co
 }
 
 /** Deletes a contact with its memberships, subscriptions and property values (cascade). */
-export async function deleteContact(db: Db, id: string): Promise<void> {
+export async function deleteContact(db: Db | Tx, id: string): Promise<void> {
   await db.deleteFrom('contacts').where('id', '=', id).execute();
 }
 

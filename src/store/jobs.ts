@@ -168,6 +168,11 @@ export async function deleteJob(tx: Db | Tx, key: string): Promise<void> {
   await tx.deleteFrom('jobs').where('key', '=', key).execute();
 }
 
+/** deleteJob for many keys at once. */
+export async function deleteJobs(tx: Db | Tx, keys: string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 500) await tx.deleteFrom('jobs').where('key', 'in', keys.slice(i, i + 500)).execute();
+}
+
 /**
  * Renews the lock of a long job that its worker still holds, in the job's own transaction, so that the
  * lock timeout does not take it over while it runs; false when another worker has taken it over or the

@@ -452,6 +452,75 @@ export interface ApiLogTable {
   response_body: string | null;
 }
 
+/** A custom event: a name automations are triggered by, and an optional schema of its payload. */
+export interface CustomEventTable {
+  id: string;
+  name: string;
+  /** JSON object: a flat map of payload keys to `string`, `number`, `boolean` or `date`; null for none. */
+  schema: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface AutomationTable {
+  id: string;
+  name: string;
+  /** `enabled` (events start runs) or `disabled`. */
+  status: string;
+  /** The current version: what new runs follow. */
+  version_id: string;
+  /** The current version's trigger event, to find the automations an event starts. */
+  trigger_event: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An automation's graph as it was written; never changed, so a run finishes on the one it started. */
+export interface AutomationVersionTable {
+  id: string;
+  automation_id: string;
+  /** JSON arrays of the steps and of the connections, as validated. */
+  steps: string;
+  connections: string;
+  created_at: string;
+}
+
+/** One contact's way through an automation, started by an event. */
+export interface AutomationRunTable {
+  id: string;
+  automation_id: string;
+  version_id: string;
+  contact_id: string;
+  /** The contact's email when the run started. */
+  email: string;
+  /** `running`, `completed`, `failed` or `cancelled`. */
+  status: string;
+  /** JSON {name, payload}: the event that started the run. */
+  event: string;
+  started_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+}
+
+/** A step a run reached: executed, or due (`pending`), or holding the run (`waiting`). */
+export interface AutomationRunStepTable {
+  id: string;
+  run_id: string;
+  key: string;
+  type: string;
+  /** `pending`, `waiting`, `completed`, `failed`, `skipped` or `cancelled`. */
+  status: string;
+  /** JSON objects, or null. */
+  output: string | null;
+  error: string | null;
+  /** The event a waiting wait_for_event step waits for; null otherwise. */
+  wait_event: string | null;
+  contact_id: string;
+  started_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
   api_logs: ApiLogTable;
@@ -492,4 +561,9 @@ export interface Database {
   broadcasts: BroadcastTable;
   broadcast_recipients: BroadcastRecipientTable;
   suppressions: SuppressionTable;
+  custom_events: CustomEventTable;
+  automations: AutomationTable;
+  automation_versions: AutomationVersionTable;
+  automation_runs: AutomationRunTable;
+  automation_run_steps: AutomationRunStepTable;
 }

@@ -27,10 +27,10 @@ export async function countEmailsIn(db: Db, period: Period): Promise<number> {
   return number(row);
 }
 
-/** Emails received in the period, as countEmailsIn finds them. */
-export async function countReceivedIn(db: Db, period: Period): Promise<number> {
+/** Rows of `table` created in the period, as countEmailsIn finds emails: received emails, automation runs. */
+export async function countCreatedIn(db: Db, table: 'received_emails' | 'automation_runs', period: Period): Promise<number> {
   const row = await db
-    .selectFrom('received_emails')
+    .selectFrom(table)
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('id', '>=', period.idFrom)
     .where('created_at', '>=', period.from)

@@ -1,5 +1,6 @@
 import type { Context } from '../context.ts';
 import type { Job, TaskName } from '../domain/jobs.ts';
+import { automationStepTask } from './automation-step.ts';
 import { deliverWebhookTask } from './deliver-webhook.ts';
 import { importContactsTask } from './import-contacts.ts';
 import { retentionTask } from './retention.ts';
@@ -20,4 +21,5 @@ export const tasks: Tasks = {
   'send-broadcast': sendBroadcastTask,
   'deliver-webhook': deliverWebhookTask,
   retention: retentionTask,
+  'automation-step': automationStepTask,
 };

@@ -5,6 +5,7 @@ import type { Context } from '../../context.ts';
 import { AppError, missingField, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import * as contacts from '../../store/contacts.ts';
+import type { Tx } from '../../store/db.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import * as segments from '../../store/segments.ts';
 import { setSubscriptions } from '../../store/topics.ts';
@@ -96,6 +97,33 @@ export async function getContact(ctx: Context, idOrEmail: string, segmentId?: st
   return { object: 'contact' as const, ...toContactItem(contact), properties };
 }
 
+/** A contact's changes, checked: its fields, and the property values to set and to clear. */
+export interface ContactChanges {
+  fields: Parameters<typeof contacts.updateContact>[2];
+  properties: Awaited<ReturnType<typeof checkPropertyValues>>;
+}
+
+/** Checks the changes of a contact update (PATCH /contacts, an automation's contact_update step). */
+export async function checkContactChanges(ctx: Context, input: UpdateContactInput): Promise<ContactChanges> {
+  const fields: ContactChanges['fields'] = {};
+  if (input.first_name !== undefined) fields.first_name = input.first_name;
+  if (input.last_name !== undefined) fields.last_name = input.last_name;
+  if (input.unsubscribed !== undefined) fields.unsubscribed = input.unsubscribed ? 1 : 0;
+  if (input.email !== undefined) fields.email = contactEmail(input.email);
+  return { fields, properties: await checkPropertyValues(ctx, input.properties) };
+}
+
+/** Writes checked changes of a contact in `tx`, with its contact.updated event. */
+export async function writeContactChanges(ctx: Context, tx: Tx, contact: contacts.ContactRow, { fields, properties }: ContactChanges): Promise<void> {
+  const owner = fields.email === undefined ? undefined : await contacts.findContactByEmail(tx, fields.email);
+  if (owner && owner.id !== contact.id) throw new AppError('validation_error', `Another contact has the email ${fields.email}.`);
+  await contacts.updateContact(tx, contact.id, fields);
+  await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contact.id, ...p })));
+  await contacts.deletePropertyValues(tx, contact.id, properties.unset);
+  const at = toTimestamp(ctx.clock.now());
+  await logEvents(ctx, tx, [await contactEvent(tx, 'contact.updated', { ...contact, ...fields }, at)], at);
+}
+
 /** PATCH /contacts/:id_or_email: the fields given change; `null` clears a name or a property value. */
 export async function updateContact(
   ctx: Context,
@@ -104,21 +132,8 @@ export async function updateContact(
   segmentId?: string,
 ): Promise<{ id: string }> {
   const contact = await findScopedContact(ctx, idOrEmail, segmentId);
-  const changes: Parameters<typeof contacts.updateContact>[2] = {};
-  if (input.first_name !== undefined) changes.first_name = input.first_name;
-  if (input.last_name !== undefined) changes.last_name = input.last_name;
-  if (input.unsubscribed !== undefined) changes.unsubscribed = input.unsubscribed ? 1 : 0;
-  if (input.email !== undefined) changes.email = contactEmail(input.email);
-  const properties = await checkPropertyValues(ctx, input.properties);
-  await ctx.writer.transaction(async (tx) => {
-    const owner = changes.email === undefined ? undefined : await contacts.findContactByEmail(tx, changes.email);
-    if (owner && owner.id !== contact.id) throw new AppError('validation_error', `Another contact has the email ${changes.email}.`);
-    await contacts.updateContact(tx, contact.id, changes);
-    await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contact.id, ...p })));
-    await contacts.deletePropertyValues(tx, contact.id, properties.unset);
-    const at = toTimestamp(ctx.clock.now());
-    await logEvents(ctx, tx, [await contactEvent(tx, 'contact.updated', { ...contact, ...changes }, at)], at);
-  });
+  const changes = await checkContactChanges(ctx, input);
+  await ctx.writer.transaction((tx) => writeContactChanges(ctx, tx, contact, changes));
   return { id: contact.id };
 }
 
@@ -130,12 +145,7 @@ export async function deleteContact(ctx: Context, idOrEmail: string, segmentId?:
   const contact = await findContact(ctx, idOrEmail);
   if (contact && segmentId !== undefined) await segments.removeMembership(ctx.db, segmentId.toLowerCase(), contact.id);
   else if (contact) {
-    await ctx.writer.transaction(async (tx) => {
-      const at = toTimestamp(ctx.clock.now());
-      const event = await contactEvent(tx, 'contact.deleted', contact, at);
-      await contacts.deleteContact(tx, contact.id);
-      await logEvents(ctx, tx, [event], at);
-    });
+    await ctx.writer.transaction((tx) => removeContact(ctx, tx, contact));
   }
   return { object: 'contact' as const, ...(contact ? { id: contact.id } : {}), contact: idOrEmail, deleted: true };
 }
@@ -147,4 +157,20 @@ export async function listContacts(ctx: Context, page: PageRequest, segmentId?: 
       ? await contacts.listContacts(ctx.db, page, filter)
       : await contacts.listSegmentContacts(ctx.db, (await findSegmentOrThrow(ctx, segmentId)).id, page, filter);
   return mapPage(result, toContactItem);
+}
+
+/** Deletes a contact in `tx`, with its contact.deleted event. */
+export async function removeContact(ctx: Context, tx: Tx, contact: contacts.ContactRow): Promise<void> {
+  const at = toTimestamp(ctx.clock.now());
+  const event = await contactEvent(tx, 'contact.deleted', contact, at);
+  await contacts.deleteContact(tx, contact.id);
+  await logEvents(ctx, tx, [event], at);
+}
+
+/** The contact with this (checked) email, created in `tx` with its contact.created event if there is none. */
+export async function ensureContact(ctx: Context, tx: Tx, email: string): Promise<contacts.ContactRow> {
+  const row: contacts.ContactRow = { id: newId(), email, first_name: null, last_name: null, unsubscribed: 0, created_at: toTimestamp(ctx.clock.now()) };
+  if (!(await contacts.insertContact(tx, row))) return (await contacts.findContactByEmail(tx, email))!;
+  await logEvents(ctx, tx, [await contactEvent(tx, 'contact.created', row, row.created_at)], row.created_at);
+  return row;
 }

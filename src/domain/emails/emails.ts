@@ -6,7 +6,7 @@ import * as emails from '../../store/emails.ts';
 import * as jobs from '../../store/jobs.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import { insertIdempotencyKey, type IdempotencyKeyRow } from '../../store/idempotency-keys.ts';
-import { insertTables } from '../../store/insert-rows.ts';
+import { insertTables, type Rows } from '../../store/insert-rows.ts';
 import { renderBroadcastEmail } from '../broadcasts/broadcast-render.ts';
 import { recordEvents, type EmailState } from '../events/email-events.ts';
 import { subscribedEventRows, type NewEvent } from '../events/event-log.ts';
@@ -32,10 +32,7 @@ export function sendJob(ctx: Context, emailId: string, runAt: number) {
  * recipient its topic allows) gets no job.
  */
 export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
-  const due = prepared.filter((p) => p.email.last_event !== 'failed');
-  const rows = { ...emails.emailRows(prepared), jobs: due.map((p) => sendJob(ctx, p.email.id, p.runAt)) };
-  const created = await subscribedEventRows(ctx, ctx.db, prepared.flatMap(creationEvents), prepared[0]!.email.created_at);
-  Object.assign(rows, { ...created, jobs: [...rows.jobs, ...(created.jobs ?? [])] });
+  const rows = await emailTables(ctx, prepared);
   if (idempotencyKey) {
     await ctx.writer.transaction(async (tx) => {
       await insertTables(tx, rows);
@@ -45,6 +42,18 @@ export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idemp
   } else {
     await ctx.writer.insert(rows);
   }
+}
+
+/**
+ * The rows that store prepared emails: the emails, the send jobs of those that are due to go, and the
+ * webhook outbox of their starting events. For a caller that writes them in a transaction of its own
+ * (an automation's step), then wakes the workers after the commit (wakeAfterCommit).
+ */
+export async function emailTables(ctx: Context, prepared: PreparedEmail[]): Promise<Rows> {
+  const due = prepared.filter((p) => p.email.last_event !== 'failed');
+  const rows = { ...emails.emailRows(prepared), jobs: due.map((p) => sendJob(ctx, p.email.id, p.runAt)) };
+  const created = await subscribedEventRows(ctx, ctx.db, prepared.flatMap(creationEvents), prepared[0]!.email.created_at);
+  return { ...rows, ...created, jobs: [...rows.jobs, ...(created.jobs ?? [])] };
 }
 
 /** What an application hears of an email as it is accepted: scheduled, or failed for every recipient. */

@@ -43,10 +43,9 @@ function toItem(ctx: Context, row: Summary & { email_id: string; id: string }, e
   };
 }
 
-/** GET /emails/:id/attachments: in the order they were sent, each with a fresh download link. */
-export async function listEmailAttachments(ctx: Context, emailId: string, page: PageRequest) {
+/** GET /emails/:id/attachments: in the order they were sent, each with a fresh download link (expiring at `expiresAt`, an hour by default). */
+export async function listEmailAttachments(ctx: Context, emailId: string, page: PageRequest, expiresAt = downloadExpiry(ctx)) {
   const { has_more, data } = slicePage((await summariesOf(ctx, emailId)).rows, page);
-  const expiresAt = downloadExpiry(ctx);
   return { has_more, data: data.map((row) => toItem(ctx, row, expiresAt)) };
 }
 

@@ -89,11 +89,10 @@ function attachmentItem(ctx: Context, meta: Meta, expiresAt: number) {
   return { ...summary(meta), ...downloadLink(ctx, { kind: 'received-attachment', id: meta.id }, expiresAt) };
 }
 
-/** GET /emails/receiving/:id/attachments: in the message's order (all of them without `limit`). */
-export async function listReceivedAttachments(ctx: Context, emailId: string, page: PageRequest) {
+/** GET /emails/receiving/:id/attachments: in the message's order (all of them without `limit`), links expiring at `expiresAt`. */
+export async function listReceivedAttachments(ctx: Context, emailId: string, page: PageRequest, expiresAt = downloadExpiry(ctx)) {
   const email = await findOrThrow(ctx, emailId);
   const { has_more, data } = slicePage(await store.listAttachmentMeta(ctx.db, [email.id]), page);
-  const expiresAt = downloadExpiry(ctx);
   return { has_more, data: data.map((meta) => attachmentItem(ctx, meta, expiresAt)) };
 }
 

@@ -113,6 +113,26 @@ export async function refusedAtSend(
   return refused;
 }
 
+/**
+ * The rules for an automation's email to one of its contacts, judged when its step runs: the
+ * suppression list; then, on a topic, the topic's rules; without one, a contact unsubscribed from
+ * everything receives nothing (as for a broadcast). Undefined when it may be sent.
+ */
+export async function refusedToContact(
+  ctx: Context,
+  contact: { email: string; unsubscribed: boolean },
+  topicId: string | undefined,
+): Promise<Refusal | undefined> {
+  const refusal = (await suppressed(ctx, [contact.email])).get(contact.email);
+  if (refusal) return refusal;
+  if (topicId !== undefined) {
+    const topic = await findTopic(ctx.db, topicId.toLowerCase());
+    const reason = topic ? (await blockedBy(ctx, topic, [contact.email])).get(contact.email) : `Not sent: there is no topic ${topicId}.`;
+    return reason === undefined ? undefined : { state: 'failed', reason };
+  }
+  return contact.unsubscribed ? { state: 'failed', reason: UNSUBSCRIBED } : undefined;
+}
+
 async function blockedAtSend(
   ctx: Context,
   email: Pick<EmailTable, 'topic_id' | 'broadcast_id'>,

@@ -23,14 +23,15 @@ function period(ctx: Context, from: number, until: number): store.Period {
 
 async function emailsIn(ctx: Context, from: number, until: number) {
   const range = period(ctx, from, until);
-  const [sent, received] = await Promise.all([store.countEmailsIn(ctx.db, range), store.countReceivedIn(ctx.db, range)]);
+  const [sent, received] = await Promise.all([store.countEmailsIn(ctx.db, range), store.countCreatedIn(ctx.db, 'received_emails', range)]);
   return { used: sent + received, limit: null, sent, received, resets_at: new Date(until).toISOString() };
 }
 
 /**
  * The counts of today and this month: `sent` the emails accepted (by the API, SMTP submission or a
  * broadcast's fan-out) and not canceled, `received` the emails received, `used` both; how many
- * contacts, segments, broadcasts and domains there are; and the request rate `key` may make.
+ * contacts, segments, broadcasts and domains there are; the automation runs started this month; and
+ * the request rate `key` may make.
  */
 export async function getUsage(ctx: Context, key: ApiKeyRow) {
   const now = new Date(ctx.clock.now());
@@ -38,10 +39,11 @@ export async function getUsage(ctx: Context, key: ApiKeyRow) {
   const today = Date.UTC(year, month, day);
   const thisMonth = Date.UTC(year, month, 1);
   const nextMonth = Date.UTC(year, month + 1, 1);
-  const [daily, monthly, rows] = await Promise.all([
+  const [daily, monthly, rows, runs] = await Promise.all([
     emailsIn(ctx, today, Date.UTC(year, month, day + 1)),
     emailsIn(ctx, thisMonth, nextMonth),
     store.countRows(ctx.db),
+    store.countCreatedIn(ctx.db, 'automation_runs', period(ctx, thisMonth, nextMonth)),
   ]);
   return {
     object: 'usage' as const,
@@ -50,7 +52,7 @@ export async function getUsage(ctx: Context, key: ApiKeyRow) {
     segments: { used: rows.segments, limit: null },
     broadcasts: { used: rows.broadcasts, limit: null },
     ai_credits: { used: 0, limit: null, next_increase_at: null },
-    automation_runs: { used: 0, limit: null, resets_at: new Date(nextMonth).toISOString() },
+    automation_runs: { used: runs, limit: null, resets_at: new Date(nextMonth).toISOString() },
     domains: { used: rows.domains, limit: null },
     // Resend writes its one-second window '1000ms'.
     rate_limit: { limit: effectiveRateLimit(ctx, key), duration: `${RATE_WINDOW_MS}ms` },

@@ -21,6 +21,7 @@ import * as emailMetrics from './0018-email-metrics.ts';
 import * as rateLimits from './0019-rate-limits.ts';
 import * as retention from './0020-retention.ts';
 import * as dailyLimits from './0021-daily-limits.ts';
+import * as automations from './0022-automations.ts';
 import * as apiLogs from './0023-api-logs.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0019-rate-limits': rateLimits,
   '0020-retention': retention,
   '0021-daily-limits': dailyLimits,
+  '0022-automations': automations,
   '0023-api-logs': apiLogs,
 };
 

@@ -1,0 +1,124 @@
+import type { Db, Tx } from './db.ts';
+import { isPostgres } from './db.ts';
+import { selectPage, type PageRequest } from './paginate.ts';
+import type { AutomationRunStepTable, AutomationRunTable } from './schema.ts';
+
+export type RunRow = AutomationRunTable;
+export type RunStepRow = AutomationRunStepTable;
+
+/** The states of a step that has not ended: due, or holding its run. */
+export const OPEN_STEP_STATES = ['pending', 'waiting'];
+
+export async function insertRun(tx: Tx, run: RunRow): Promise<void> {
+  await tx.insertInto('automation_runs').values(run).execute();
+}
+
+export async function insertSteps(tx: Tx, steps: RunStepRow[]): Promise<void> {
+  if (steps.length > 0) await tx.insertInto('automation_run_steps').values(steps).execute();
+}
+
+export async function findRun(db: Db | Tx, id: string): Promise<RunRow | undefined> {
+  return db.selectFrom('automation_runs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The run, its row locked until the transaction ends (PostgreSQL; SQLite has one writer), so its steps end one at a time. */
+export async function lockRun(tx: Tx, id: string): Promise<RunRow | undefined> {
+  const query = tx.selectFrom('automation_runs').selectAll().where('id', '=', id);
+  return (isPostgres(tx) ? query.forUpdate() : query).executeTakeFirst();
+}
+
+export async function findStep(db: Db | Tx, id: string): Promise<RunStepRow | undefined> {
+  return db.selectFrom('automation_run_steps').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Takes an open step to run it in this transaction: false when it has ended already (its wait ended by
+ * an event and by its timeout at once, say), and then it must not run.
+ */
+export async function claimStep(tx: Tx, id: string): Promise<boolean> {
+  const result = await tx.updateTable('automation_run_steps').set({ status: 'running' }).where('id', '=', id).where('status', 'in', OPEN_STEP_STATES).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Records a claimed step's outcome. */
+export async function finishStep(tx: Tx, id: string, outcome: Pick<RunStepRow, 'status' | 'output' | 'error' | 'completed_at'> & { started_at: string }): Promise<void> {
+  await tx
+    .updateTable('automation_run_steps')
+    .set((eb) => ({ ...outcome, wait_event: null, started_at: eb.fn.coalesce('started_at', eb.val(outcome.started_at)) }))
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function countOpenSteps(tx: Tx, runId: string): Promise<number> {
+  const row = await tx
+    .selectFrom('automation_run_steps')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('run_id', '=', runId)
+    .where('status', 'in', OPEN_STEP_STATES)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function endRun(tx: Tx, id: string, status: string, at: string): Promise<void> {
+  await tx.updateTable('automation_runs').set({ status, completed_at: at }).where('id', '=', id).execute();
+}
+
+/** The steps waiting for an event of this name, for this contact, oldest first (so that two events lock their runs in one order). */
+export async function findWaitingSteps(db: Db | Tx, eventName: string, contactId: string): Promise<RunStepRow[]> {
+  return db.selectFrom('automation_run_steps').selectAll().where('wait_event', '=', eventName).where('contact_id', '=', contactId).orderBy('id').execute();
+}
+
+/** A run's open steps. */
+export async function findOpenStepsOfRun(tx: Tx, runId: string): Promise<Pick<RunStepRow, 'id'>[]> {
+  return tx.selectFrom('automation_run_steps').select('id').where('run_id', '=', runId).where('status', 'in', OPEN_STEP_STATES).execute();
+}
+
+/** Cancels open steps. */
+export async function cancelSteps(tx: Tx, ids: string[], at: string): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.updateTable('automation_run_steps').set({ status: 'cancelled', completed_at: at, wait_event: null }).where('id', 'in', ids).where('status', 'in', OPEN_STEP_STATES).execute();
+}
+
+/** The open steps of an automation's running runs. */
+export async function findOpenSteps(db: Db | Tx, automationId: string): Promise<Pick<RunStepRow, 'id'>[]> {
+  return db
+    .selectFrom('automation_run_steps')
+    .innerJoin('automation_runs', 'automation_runs.id', 'automation_run_steps.run_id')
+    .select('automation_run_steps.id')
+    .where('automation_runs.automation_id', '=', automationId)
+    .where('automation_runs.status', '=', 'running')
+    .where('automation_run_steps.status', 'in', OPEN_STEP_STATES)
+    .execute();
+}
+
+/** Cancels an automation's running runs and their open steps; returns how many runs. */
+export async function cancelRuns(tx: Tx, automationId: string, at: string): Promise<number> {
+  const running = tx.selectFrom('automation_runs').select('id').where('automation_id', '=', automationId).where('status', '=', 'running');
+  await tx
+    .updateTable('automation_run_steps')
+    .set({ status: 'cancelled', completed_at: at, wait_event: null })
+    .where('run_id', 'in', running)
+    .where('status', 'in', OPEN_STEP_STATES)
+    .execute();
+  const result = await tx
+    .updateTable('automation_runs')
+    .set({ status: 'cancelled', completed_at: at })
+    .where('automation_id', '=', automationId)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function listRuns(db: Db, automationId: string, page: PageRequest, statuses: string[] | undefined) {
+  let query = db
+    .selectFrom('automation_runs')
+    .select(['id', 'status', 'started_at', 'completed_at', 'created_at', 'contact_id', 'email'])
+    .where('automation_id', '=', automationId);
+  if (statuses !== undefined) query = query.where('status', 'in', statuses);
+  return selectPage(query, 'id', page);
+}
+
+/** A run's steps in the order they were reached. */
+export async function listRunSteps(db: Db, runId: string): Promise<RunStepRow[]> {
+  return db.selectFrom('automation_run_steps').selectAll().where('run_id', '=', runId).orderBy('id').execute();
+}
