@@ -1,5 +1,6 @@
 // npm run bench [-- name ...]: every figure is a rate or latency beside a baseline measured in the same run.
 import { benchApi } from './api.ts';
+import { benchAutomations } from './automations.ts';
 import { benchBroadcasts } from './broadcasts.ts';
 import { benchContacts } from './contacts.ts';
 import { benchDashboard } from './dashboard.ts';
@@ -29,6 +30,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   dashboard: () => benchDashboard({ n: Number(process.env.BENCH_EMAILS ?? 100_000) }),
   metrics: () => benchMetrics({ n: Number(process.env.BENCH_EMAILS ?? 1_000_000), databaseUrl: process.env.BENCH_DATABASE_URL }),
   scale: () => benchScale({ n: Number(process.env.BENCH_EMAILS ?? 20_000) }),
+  automations: () => benchAutomations({ n: Number(process.env.BENCH_EVENTS ?? 100_000) }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

@@ -27,36 +27,66 @@ export async function lockRun(tx: Tx, id: string): Promise<RunRow | undefined> {
   return (isPostgres(tx) ? query.forUpdate() : query).executeTakeFirst();
 }
 
-export async function findStep(db: Db | Tx, id: string): Promise<RunStepRow | undefined> {
-  return db.selectFrom('automation_run_steps').selectAll().where('id', '=', id).executeTakeFirst();
+/** A step with its run, in one read: what a step's job starts from. */
+export async function findStepWithRun(db: Db | Tx, stepId: string): Promise<{ step: RunStepRow; run: RunRow } | undefined> {
+  const row = await db
+    .selectFrom('automation_run_steps as s')
+    .innerJoin('automation_runs as r', 'r.id', 's.run_id')
+    .selectAll('s')
+    .select([
+      'r.automation_id',
+      'r.version_id',
+      'r.contact_id as run_contact_id',
+      'r.email',
+      'r.status as run_status',
+      'r.event',
+      'r.started_at as run_started_at',
+      'r.completed_at as run_completed_at',
+      'r.created_at as run_created_at',
+    ])
+    .where('s.id', '=', stepId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { automation_id, version_id, run_contact_id, email, run_status, event, run_started_at, run_completed_at, run_created_at, ...step } = row;
+  const run: RunRow = {
+    id: step.run_id,
+    automation_id,
+    version_id,
+    contact_id: run_contact_id,
+    email,
+    status: run_status,
+    event,
+    started_at: run_started_at,
+    completed_at: run_completed_at,
+    created_at: run_created_at,
+  };
+  return { step, run };
 }
 
 /**
- * Takes an open step to run it in this transaction: false when it has ended already (its wait ended by
- * an event and by its timeout at once, say), and then it must not run.
+ * Records an open step's outcome: false when it has ended already (its wait ended by an event and by
+ * its timeout at once, say), and then nothing of it must be written.
  */
-export async function claimStep(tx: Tx, id: string): Promise<boolean> {
-  const result = await tx.updateTable('automation_run_steps').set({ status: 'running' }).where('id', '=', id).where('status', 'in', OPEN_STEP_STATES).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Records a claimed step's outcome. */
-export async function finishStep(tx: Tx, id: string, outcome: Pick<RunStepRow, 'status' | 'output' | 'error' | 'completed_at'> & { started_at: string }): Promise<void> {
-  await tx
+export async function finishStep(tx: Tx, id: string, outcome: Pick<RunStepRow, 'status' | 'output' | 'error' | 'completed_at'> & { started_at: string }): Promise<boolean> {
+  const result = await tx
     .updateTable('automation_run_steps')
     .set((eb) => ({ ...outcome, wait_event: null, started_at: eb.fn.coalesce('started_at', eb.val(outcome.started_at)) }))
     .where('id', '=', id)
-    .execute();
+    .where('status', 'in', OPEN_STEP_STATES)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
-export async function countOpenSteps(tx: Tx, runId: string): Promise<number> {
-  const row = await tx
-    .selectFrom('automation_run_steps')
-    .select((eb) => eb.fn.countAll<string | number>().as('n'))
-    .where('run_id', '=', runId)
-    .where('status', 'in', OPEN_STEP_STATES)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+/** Completes a run that has no open step left; one statement, where a count then an update took two. */
+export async function completeRunIfDone(tx: Tx, id: string, at: string): Promise<void> {
+  await tx
+    .updateTable('automation_runs')
+    .set({ status: 'completed', completed_at: at })
+    .where('id', '=', id)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('automation_run_steps').select('id').where('run_id', '=', id).where('status', 'in', OPEN_STEP_STATES))),
+    )
+    .execute();
 }
 
 export async function endRun(tx: Tx, id: string, status: string, at: string): Promise<void> {

@@ -54,8 +54,8 @@ export async function contactScope(db: Context['db'], contact: ContactRow | unde
   return { ...properties, id: contact.id, email: contact.email, first_name: contact.first_name, last_name: contact.last_name, unsubscribed: contact.unsubscribed === 1 };
 }
 
-/** Opens the steps that `steps` are in `tx`: their rows, and their jobs, due when each should run. */
-async function openSteps(ctx: Context, tx: Tx, run: runs.RunRow, steps: Step[], now: number): Promise<void> {
+/** Opens the steps that `steps` are in `tx`: their rows (inserted with `ended`), and their jobs, due when each should run. */
+async function openSteps(ctx: Context, tx: Tx, run: runs.RunRow, steps: Step[], now: number, ended: runs.RunStepRow[]): Promise<void> {
   const at = toTimestamp(now);
   const rows = steps.map((step): runs.RunStepRow => {
     const holds = step.type === 'delay' || step.type === 'wait_for_event';
@@ -74,7 +74,7 @@ async function openSteps(ctx: Context, tx: Tx, run: runs.RunRow, steps: Step[], 
       created_at: at,
     };
   });
-  await runs.insertSteps(tx, rows);
+  await runs.insertSteps(tx, [...ended, ...rows]);
   for (const [i, step] of steps.entries()) {
     const hold = step.type === 'delay' ? step.config.duration : step.type === 'wait_for_event' ? step.config.timeout : undefined;
     // A wait without a timeout has no job: only its event ends it.
@@ -86,12 +86,13 @@ async function openSteps(ctx: Context, tx: Tx, run: runs.RunRow, steps: Step[], 
 
 /**
  * Follows the connections of type `branch` out of step `from`: opens the steps they lead to, or, when
- * none is left open in the run, completes it.
+ * none is left open in the run, completes it. `ended`: rows of steps already ended (a run's trigger),
+ * inserted with the new ones.
  */
-export async function advance(ctx: Context, tx: Tx, run: runs.RunRow, graph: Graph, from: string, branch: ConnectionType, now: number): Promise<void> {
+export async function advance(ctx: Context, tx: Tx, run: runs.RunRow, graph: Graph, from: string, branch: ConnectionType, now: number, ended: runs.RunStepRow[] = []): Promise<void> {
   const next = graph.connections.filter((c) => c.from === from && c.type === branch).map((c) => graph.steps.find((s) => s.key === c.to)!);
-  await openSteps(ctx, tx, run, next, now);
-  if (next.length === 0 && (await runs.countOpenSteps(tx, run.id)) === 0) await runs.endRun(tx, run.id, 'completed', toTimestamp(now));
+  await openSteps(ctx, tx, run, next, now, ended);
+  if (next.length === 0) await runs.completeRunIfDone(tx, run.id, toTimestamp(now));
 }
 
 /** What a step came to: its status, what it recorded, and the connections to follow (none when it failed). */
@@ -214,27 +215,32 @@ async function work(ctx: Context, step: Step, run: runs.RunRow, contact: Contact
   }
 }
 
-/** Records a claimed step's outcome in `tx`, and moves the run on (or fails it). */
-export async function recordOutcome(ctx: Context, tx: Tx, run: runs.RunRow, graph: Graph, step: Pick<runs.RunStepRow, 'id' | 'key'>, outcome: Outcome, now: number): Promise<void> {
+/**
+ * Records an open step's outcome in `tx` with its writes, and moves the run on (or fails it); false,
+ * writing nothing, when the step has ended already (then it must not run).
+ */
+export async function recordOutcome(ctx: Context, tx: Tx, run: runs.RunRow, graph: Graph, step: Pick<runs.RunStepRow, 'id' | 'key'>, outcome: Outcome, now: number): Promise<boolean> {
   const at = toTimestamp(now);
+  const finished = { status: outcome.status, output: json(outcome.output ?? null), error: json(outcome.error ?? null), started_at: at, completed_at: at };
+  if (!(await runs.finishStep(tx, step.id, finished))) return false;
   await outcome.write?.(tx);
-  await runs.finishStep(tx, step.id, { status: outcome.status, output: json(outcome.output ?? null), error: json(outcome.error ?? null), started_at: at, completed_at: at });
   if (outcome.status === 'failed') {
     await runs.endRun(tx, run.id, 'failed', at);
     // The run's other branches stop with it.
     const open = await runs.findOpenStepsOfRun(tx, run.id);
     await runs.cancelSteps(tx, open.map((s) => s.id), at);
     await deleteJobs(tx, open.map((s) => stepJobKey(s.id)));
-    return;
+    return true;
   }
   await advance(ctx, tx, run, graph, step.key, outcome.branch ?? 'default', now);
+  return true;
 }
 
 /** The `automation-step` task: runs one step of a run, unless the run or the step has ended meanwhile. */
 export async function runStep(ctx: Context, job: Job<'automation-step'>): Promise<void> {
-  const row = await runs.findStep(ctx.db, job.payload.step_id);
-  const run = row && (await runs.findRun(ctx.db, row.run_id));
-  if (!row || !run || run.status !== 'running' || !runs.OPEN_STEP_STATES.includes(row.status)) return completeJob(ctx.db, job.id);
+  const found = await runs.findStepWithRun(ctx.db, job.payload.step_id);
+  if (!found || found.run.status !== 'running' || !runs.OPEN_STEP_STATES.includes(found.step.status)) return completeJob(ctx.db, job.id);
+  const { step: row, run } = found;
   const graph = await graphOf(ctx, ctx.db, run.version_id);
   const step = graph.steps.find((s) => s.key === row.key)!;
   const contact = await findContactById(ctx.db, run.contact_id);
@@ -242,7 +248,7 @@ export async function runStep(ctx: Context, job: Job<'automation-step'>): Promis
   await ctx.writer.transaction(async (tx) => {
     if (!(await completeHeldJob(tx, job.id, job.locked_by!))) return;
     const locked = await runs.lockRun(tx, run.id);
-    if (locked?.status !== 'running' || !(await runs.claimStep(tx, row.id))) return;
+    if (locked?.status !== 'running') return;
     await recordOutcome(ctx, tx, run, graph, row, outcome, ctx.clock.now());
   });
 }

@@ -43,23 +43,21 @@ async function startRun(ctx: Context, tx: Tx, automation: { id: string; version_
   };
   await runs.insertRun(tx, run);
   const trigger = graph.steps.find((s) => s.type === 'trigger')!;
-  await runs.insertSteps(tx, [
-    {
-      id: newId(),
-      run_id: run.id,
-      key: trigger.key,
-      type: 'trigger',
-      status: 'completed',
-      output: json({ event: event.name }),
-      error: null,
-      wait_event: null,
-      contact_id: contact.id,
-      started_at: at,
-      completed_at: at,
-      created_at: at,
-    },
-  ]);
-  await advance(ctx, tx, run, graph, trigger.key, 'default', now);
+  const triggered: runs.RunStepRow = {
+    id: newId(),
+    run_id: run.id,
+    key: trigger.key,
+    type: 'trigger',
+    status: 'completed',
+    output: json({ event: event.name }),
+    error: null,
+    wait_event: null,
+    contact_id: contact.id,
+    started_at: at,
+    completed_at: at,
+    created_at: at,
+  };
+  await advance(ctx, tx, run, graph, trigger.key, 'default', now, [triggered]);
 }
 
 /** Ends `step`'s wait with the event, if its run still runs and the event passes the step's filter. */
@@ -69,9 +67,8 @@ async function endWait(ctx: Context, tx: Tx, row: runs.RunStepRow, event: RunEve
   const graph = await graphOf(ctx, tx, run.version_id);
   const step = graph.steps.find((s) => s.key === row.key) as Extract<Step, { type: 'wait_for_event' }>;
   if (step.config.filter_rule && !evaluate(step.config.filter_rule, { event: event.payload, contact })) return;
-  if (!(await runs.claimStep(tx, row.id))) return;
-  await deleteJob(tx, stepJobKey(row.id));
-  await recordOutcome(ctx, tx, run, graph, row, { status: 'completed', output: { event: event.name, payload: event.payload }, branch: 'event_received' }, now);
+  const outcome = { status: 'completed' as const, output: { event: event.name, payload: event.payload }, branch: 'event_received' as const };
+  if (await recordOutcome(ctx, tx, run, graph, row, outcome, now)) await deleteJob(tx, stepJobKey(row.id));
 }
 
 function contactOf(input: SendEventInput): { id: string } | { email: string } {
