@@ -91,7 +91,7 @@ export async function findAutomationOrThrow(ctx: Context, id: string): Promise<s
 /** GET /automations/:id: the automation with its current graph. */
 export async function getAutomation(ctx: Context, id: string) {
   const automation = await findAutomationOrThrow(ctx, id);
-  const graph = await graphOf(ctx, ctx.db, automation.version_id);
+  const graph = await graphOf(ctx.db, automation.version_id);
   const { name, status, created_at, updated_at } = automation;
   return { object: 'automation' as const, id: automation.id, name, status, created_at, updated_at, steps: graph.steps, connections: graph.connections };
 }
@@ -156,6 +156,6 @@ export async function deleteAutomation(ctx: Context, id: string) {
 /** POST /automations/:id/duplicate: a disabled copy of its current graph, named "<name> (copy)". */
 export async function duplicateAutomation(ctx: Context, id: string): Promise<{ id: string }> {
   const automation = await findAutomationOrThrow(ctx, id);
-  const graph = await graphOf(ctx, ctx.db, automation.version_id);
+  const graph = await graphOf(ctx.db, automation.version_id);
   return insertAutomation(ctx, `${automation.name} (copy)`.slice(0, MAX_NAME), 'disabled', graph);
 }

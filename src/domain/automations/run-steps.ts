@@ -36,7 +36,7 @@ export interface RunEvent {
 const graphs = new Map<string, Graph>();
 const GRAPHS_KEPT = 1000;
 
-export async function graphOf(ctx: Context, db: Tx | Context['db'], versionId: string): Promise<Graph> {
+export async function graphOf(db: Tx | Context['db'], versionId: string): Promise<Graph> {
   const cached = graphs.get(versionId);
   if (cached) return cached;
   const row = await findVersion(db, versionId);
@@ -241,7 +241,7 @@ export async function runStep(ctx: Context, job: Job<'automation-step'>): Promis
   const found = await runs.findStepWithRun(ctx.db, job.payload.step_id);
   if (!found || found.run.status !== 'running' || !runs.OPEN_STEP_STATES.includes(found.step.status)) return completeJob(ctx.db, job.id);
   const { step: row, run } = found;
-  const graph = await graphOf(ctx, ctx.db, run.version_id);
+  const graph = await graphOf(ctx.db, run.version_id);
   const step = graph.steps.find((s) => s.key === row.key)!;
   const contact = await findContactById(ctx.db, run.contact_id);
   const outcome = await work(ctx, step, run, contact);

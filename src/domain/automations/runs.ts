@@ -64,7 +64,7 @@ async function startRun(ctx: Context, tx: Tx, automation: { id: string; version_
 async function endWait(ctx: Context, tx: Tx, row: runs.RunStepRow, event: RunEvent, contact: Record<string, unknown> | undefined, now: number) {
   const run = await runs.lockRun(tx, row.run_id);
   if (run?.status !== 'running') return;
-  const graph = await graphOf(ctx, tx, run.version_id);
+  const graph = await graphOf(tx, run.version_id);
   const step = graph.steps.find((s) => s.key === row.key) as Extract<Step, { type: 'wait_for_event' }>;
   if (step.config.filter_rule && !evaluate(step.config.filter_rule, { event: event.payload, contact })) return;
   const outcome = { status: 'completed' as const, output: { event: event.name, payload: event.payload }, branch: 'event_received' as const };
@@ -99,7 +99,7 @@ export async function sendEvent(ctx: Context, input: SendEventInput): Promise<{ 
     if (!contact && automations.length > 0) contact = await ensureContact(ctx, tx, (who as { email: string }).email);
     if (!contact) return;
     for (const automation of automations) {
-      await startRun(ctx, tx, automation, await graphOf(ctx, tx, automation.version_id), contact, event, now);
+      await startRun(ctx, tx, automation, await graphOf(tx, automation.version_id), contact, event, now);
     }
     const waits = await runs.findWaitingSteps(tx, name, contact.id);
     if (waits.length === 0) return;
