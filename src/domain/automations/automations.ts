@@ -7,12 +7,11 @@ import { isUuid, newId } from '../../ids.ts';
 import { cancelRuns, findOpenSteps } from '../../store/automation-runs.ts';
 import * as store from '../../store/automations.ts';
 import type { Tx } from '../../store/db.ts';
-import { deleteJobs } from '../../store/jobs.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import { findSegmentIds } from '../../store/segments.ts';
 import { findPublishedTemplate } from '../../store/templates.ts';
 import { checkGraph, triggerEvent, type Graph } from './graph.ts';
-import { graphOf, stepJobKey } from './run-steps.ts';
+import { cancelOpenSteps, graphOf } from './run-steps.ts';
 
 const STATUSES = ['enabled', 'disabled'];
 const MAX_NAME = 255;
@@ -127,8 +126,7 @@ export async function updateAutomation(ctx: Context, id: string, input: Automati
 
 /** Cancels an automation's running runs, their open steps and those steps' jobs, in `tx`. */
 async function cancelAllRuns(tx: Tx, automationId: string, at: string): Promise<void> {
-  const open = await findOpenSteps(tx, automationId);
-  await deleteJobs(tx, open.map((s) => stepJobKey(s.id)));
+  await cancelOpenSteps(tx, await findOpenSteps(tx, automationId), at);
   await cancelRuns(tx, automationId, at);
 }
 

@@ -20,7 +20,7 @@ import { emailTables } from '../emails/emails.ts';
 import { prepareEmail, type PreparedEmail, type SendEmailInput } from '../emails/email-input.ts';
 import { enqueue, jobKey, wakeAfterCommit, type Job } from '../jobs.ts';
 import { refusedToContact } from '../recipients/policy.ts';
-import type { ConnectionType, ContactUpdateConfig, Graph, SendEmailConfig, Step } from './graph.ts';
+import type { ConnectionType, ContactUpdateConfig, Graph, SendEmailConfig, Step, StepType } from './graph.ts';
 import { evaluate, fieldValue, type RuleScope } from './rules.ts';
 
 /** The key of a step's job: how a stop or an event that ends a wait finds it. */
@@ -179,9 +179,15 @@ async function contactUpdateStep(ctx: Context, config: ContactUpdateConfig, cont
 }
 
 /** What the step does, worked out before its transaction (reads, template rendering, checks). */
-async function work(ctx: Context, step: Step, run: runs.RunRow, contact: ContactRow | undefined): Promise<Outcome> {
+/** The steps that read the run's contact; of those, the ones that read its fields and properties as rules and variables do. */
+const READS_CONTACT = new Set<StepType>(['send_email', 'condition', 'contact_update', 'contact_delete', 'add_to_segment']);
+const READS_SCOPE = new Set<StepType>(['send_email', 'condition', 'contact_update']);
+
+async function work(ctx: Context, step: Step, run: runs.RunRow): Promise<Outcome> {
+  // A delay or a wait's timeout reads nothing more.
+  const contact = READS_CONTACT.has(step.type) ? await findContactById(ctx.db, run.contact_id) : undefined;
   const event = parsed<RunEvent>(run.event)!;
-  const scope: RuleScope = { event: event.payload, contact: await contactScope(ctx.db, contact) };
+  const scope: RuleScope = { event: event.payload, contact: READS_SCOPE.has(step.type) ? await contactScope(ctx.db, contact) : undefined };
   switch (step.type) {
     case 'send_email':
       return sendEmailStep(ctx, step.config, contact, scope);
@@ -215,6 +221,12 @@ async function work(ctx: Context, step: Step, run: runs.RunRow, contact: Contact
   }
 }
 
+/** Cancels open steps and deletes their jobs: a failed run's other branches, a stopped automation's runs. */
+export async function cancelOpenSteps(tx: Tx, open: Pick<runs.RunStepRow, 'id'>[], at: string): Promise<void> {
+  await runs.cancelSteps(tx, open.map((s) => s.id), at);
+  await deleteJobs(tx, open.map((s) => stepJobKey(s.id)));
+}
+
 /**
  * Records an open step's outcome in `tx` with its writes, and moves the run on (or fails it); false,
  * writing nothing, when the step has ended already (then it must not run).
@@ -227,9 +239,7 @@ export async function recordOutcome(ctx: Context, tx: Tx, run: runs.RunRow, grap
   if (outcome.status === 'failed') {
     await runs.endRun(tx, run.id, 'failed', at);
     // The run's other branches stop with it.
-    const open = await runs.findOpenStepsOfRun(tx, run.id);
-    await runs.cancelSteps(tx, open.map((s) => s.id), at);
-    await deleteJobs(tx, open.map((s) => stepJobKey(s.id)));
+    await cancelOpenSteps(tx, await runs.findOpenStepsOfRun(tx, run.id), at);
     return true;
   }
   await advance(ctx, tx, run, graph, step.key, outcome.branch ?? 'default', now);
@@ -243,8 +253,7 @@ export async function runStep(ctx: Context, job: Job<'automation-step'>): Promis
   const { step: row, run } = found;
   const graph = await graphOf(ctx.db, run.version_id);
   const step = graph.steps.find((s) => s.key === row.key)!;
-  const contact = await findContactById(ctx.db, run.contact_id);
-  const outcome = await work(ctx, step, run, contact);
+  const outcome = await work(ctx, step, run);
   await ctx.writer.transaction(async (tx) => {
     if (!(await completeHeldJob(tx, job.id, job.locked_by!))) return;
     const locked = await runs.lockRun(tx, run.id);
