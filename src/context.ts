@@ -19,6 +19,8 @@ import { createInstruments, type Instruments } from './monitoring/instruments.ts
 import { migrate } from './store/migrations/index.ts';
 import { createWriter, type Writer } from './store/sqlite/writer.ts';
 import { createJobNotices, type JobNotices } from './store/job-notices.ts';
+import { sharedWindows } from './store/rate-limit-windows.ts';
+import { sharedSlowdowns } from './store/throttle-slowdowns.ts';
 
 /** The composition root: everything a request or a job needs, passed explicitly. */
 export interface Context {
@@ -100,7 +102,11 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     domains: createDomainCache(db),
     webhooks: createWebhookCache(db),
     idempotency: createIdempotencyState(),
-    transport: createTransport(config, clock, dns),
+    transport: createTransport(config, clock, dns, {
+      windows: sharedWindows(db, 'throttle_windows'),
+      slowdowns: sharedSlowdowns(db),
+      log,
+    }),
     dns,
     composer: createComposer(config.worker.composeThreads, secret),
     reader: createMessageReader(config),

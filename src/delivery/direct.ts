@@ -1,6 +1,5 @@
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -121,9 +120,8 @@ export function directTransport(
       if ('refused' in found) return rejectAll(to, found.refused.code, found.refused.response);
       // The destination is the servers of the most preferred MX host: domains that share it share its budget.
       const destination = found.hosts[0]!.toLowerCase().replace(/\.$/, '');
-      const admission = throttle?.admit(destination);
-      if (admission && 'until' in admission) return throttledAll(to, destination, admission.until);
-      if (admission && admission.waitMs > 0) await sleep(admission.waitMs, undefined, { signal });
+      const until = await throttle?.admit(destination, signal);
+      if (until !== undefined) return throttledAll(to, destination, until);
       for (const host of found.hosts) {
         for (const address of await addressesOf(resolver, host)) {
           try {

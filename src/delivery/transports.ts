@@ -1,13 +1,12 @@
 import type { Resolver } from 'node:dns/promises';
 import { setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DomainRow } from '../store/domains.ts';
 import { directTransport } from './direct.ts';
 import { domainOf } from '../domain/recipients/addresses.ts';
-import { createThrottle, throttledAll, type Throttle } from './throttle.ts';
+import { createThrottle, throttledAll, type Throttle, type ThrottleShares } from './throttle.ts';
 import { resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
 
 export interface OutgoingMessage {
@@ -112,24 +111,21 @@ function relayTransport(smtpUrl: string, throttle: Throttle | undefined): Transp
  */
 function throttled(throttle: Throttle, send: Send): Send {
   return async (message, signal) => {
-    let waitMs = 0;
     for (const domain of new Set(message.to.map((address) => domainOf(address).toLowerCase()))) {
-      const admission = throttle.admit(domain);
-      if ('until' in admission) return throttledAll(message.to, domain, admission.until);
-      waitMs = Math.max(waitMs, admission.waitMs);
+      const until = await throttle.admit(domain, signal);
+      if (until !== undefined) return throttledAll(message.to, domain, until);
     }
-    if (waitMs > 0) await sleep(waitMs, undefined, { signal });
     return send(message, signal);
   };
 }
 
 /** The transport of DELIVERY_MODE: capture (the default without SMTP_URL, so a new install never sends by accident), relay or direct. */
-export function createTransport(config: Config, clock: Clock, resolver: Resolver): Transport {
+export function createTransport(config: Config, clock: Clock, resolver: Resolver, shares: ThrottleShares): Transport {
   switch (config.deliveryMode) {
     case 'relay':
-      return relayTransport(config.smtpUrl!, createThrottle(config.throttle, clock));
+      return relayTransport(config.smtpUrl!, createThrottle(config.throttle, clock, shares));
     case 'direct': {
-      const direct = directTransport(config, resolver, clock, createThrottle(config.throttle, clock));
+      const direct = directTransport(config, resolver, clock, createThrottle(config.throttle, clock, shares));
       return abortable('direct', direct.send, direct.close);
     }
     case 'capture':

@@ -25,6 +25,23 @@ export interface RateLimitWindowTable {
   taken: number;
 }
 
+/** PostgreSQL: how much of each destination's outbound rate the workers have taken in its current window. */
+export interface ThrottleWindowTable {
+  destination: string;
+  /** Epoch ms of the window's start. */
+  window_start: number;
+  /** Messages handed out in that window, across processes (it may pass the limit, as rate_limit_windows). */
+  taken: number;
+}
+
+/** PostgreSQL: the share of its rate a destination was cut to when it last pushed back (delivery/throttle.ts). */
+export interface ThrottleSlowdownTable {
+  destination: string;
+  factor: number;
+  /** Epoch ms; the rate recovers from `factor` from then on. */
+  pushed_at: number;
+}
+
 export interface EmailTable {
   id: string;
   from: string;
@@ -525,6 +542,8 @@ export interface Database {
   api_keys: ApiKeyTable;
   api_logs: ApiLogTable;
   rate_limit_windows: RateLimitWindowTable;
+  throttle_windows: ThrottleWindowTable;
+  throttle_slowdowns: ThrottleSlowdownTable;
   emails: EmailTable;
   email_contents: EmailContentTable;
   email_recipients: EmailRecipientTable;

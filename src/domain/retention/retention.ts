@@ -3,7 +3,7 @@
 // emails keep their rows (metadata, events, webhook messages: small, and what the API lists); their
 // bodies, attachments and messages go. Webhook attempts go whole: a log of each try, with the start
 // of the endpoint's answer; so do the API's request logs. Expired idempotency keys go whatever the
-// setting: they live 24 hours.
+// setting: they live 24 hours; so do the rate windows of API keys and destinations unused for a day.
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
@@ -11,7 +11,9 @@ import { idFloor } from '../../ids.ts';
 import type { Tx } from '../../store/db.ts';
 import { deleteApiLogs } from '../../store/api-logs.ts';
 import { purgeIdempotencyKeys } from '../../store/idempotency-keys.ts';
+import { deleteStaleWindows } from '../../store/rate-limit-windows.ts';
 import * as store from '../../store/retention.ts';
+import { deleteOldSlowdowns } from '../../store/throttle-slowdowns.ts';
 import type { EmailState } from '../events/email-events.ts';
 import { ensure, jobKey } from '../jobs.ts';
 
@@ -74,6 +76,14 @@ export const RETENTION_STEPS: Record<string, RetentionStep> = {
     return batch(days > 0 ? await deleteApiLogs(tx, idFloor(now - days * DAY_MS), RETENTION_BATCH) : 0);
   },
   idempotency_keys: async (_ctx, tx, now) => batch(await purgeIdempotencyKeys(tx, now, RETENTION_BATCH)),
+  async rate_windows(_ctx, tx, now) {
+    const removed = [
+      await deleteStaleWindows(tx, 'rate_limit_windows', now - DAY_MS, RETENTION_BATCH),
+      await deleteStaleWindows(tx, 'throttle_windows', now - DAY_MS, RETENTION_BATCH),
+      await deleteOldSlowdowns(tx, now - DAY_MS, RETENTION_BATCH),
+    ];
+    return { removed: removed.reduce((a, b) => a + b), more: removed.some((n) => n === RETENTION_BATCH) };
+  },
   async pages(_ctx, tx) {
     const free = await store.reclaimablePages(tx);
     if (free > 0) await store.reclaimPages(tx, Math.min(free, RECLAIM_PAGES));
