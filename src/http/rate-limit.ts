@@ -2,9 +2,8 @@ import rateLimit, { type FastifyRateLimitStore, type RateLimitPluginOptions } fr
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { App } from '../app.ts';
 import type { Context } from '../context.ts';
-import { createRateBudget, effectiveRateLimit, RATE_WINDOW_MS, type RateBudget } from '../domain/api-keys/rate-limits.ts';
+import { effectiveRateLimit, RATE_WINDOW_MS, type RateBudget } from '../domain/api-keys/rate-limits.ts';
 import { AppError } from '../errors.ts';
-import { sharedWindows } from '../store/rate-limit-windows.ts';
 
 /** The plugin's store over a RateBudget: `current` past `max` means refused. */
 function storeOver(budget: RateBudget) {
@@ -39,7 +38,7 @@ export async function limitRequestRates(app: App, ctx: Context): Promise<onReque
     // Not on every route: the hook below calls the limiter for limited keys only, so that requests of
     // unlimited keys, and those without one, pay one property check rather than the plugin's awaits.
     global: false,
-    store: storeOver(createRateBudget(ctx.clock, sharedWindows(ctx.db))),
+    store: storeOver(ctx.rates),
     timeWindow: RATE_WINDOW_MS,
     keyGenerator: (request) => request.apiKey!.id,
     max: (request) => limitOf(ctx, request)!,
