@@ -29,8 +29,8 @@ function limitOf(ctx: Context, request: FastifyRequest): number | null {
 
 /**
  * Limits each API key's requests a second (MAILROOM_RATE_LIMIT, or the key's own `rate_limit`) with
- * @fastify/rate-limit, as Resend signals it: `ratelimit-limit`, `-remaining` and `-reset` on every
- * answer to a limited key, and beyond the limit 429 `rate_limit_exceeded` with `retry-after`. An
+ * @fastify/rate-limit, as Resend signals it: `ratelimit-limit`, `-remaining`, `-reset` and `-policy`
+ * on every answer to a limited key, and beyond the limit 429 `rate_limit_exceeded` with `retry-after`. An
  * onRequest hook: add it after authentication's, and it decides before the body is read.
  */
 export async function limitRequestRates(app: App, ctx: Context): Promise<onRequestHookHandler> {
@@ -54,7 +54,10 @@ export async function limitRequestRates(app: App, ctx: Context): Promise<onReque
   await app.register(rateLimit, options);
   const limit = app.rateLimit();
   return (request, reply, done) => {
-    if (limitOf(ctx, request) === null) return done();
+    const max = limitOf(ctx, request);
+    if (max === null) return done();
+    // Resend's fourth header, which the plugin does not write: the limit and its window in seconds.
+    reply.header('ratelimit-policy', `${max};w=${RATE_WINDOW_MS / 1000}`);
     limit.call(app, request, reply).then(() => done(), done);
   };
 }
