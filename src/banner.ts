@@ -15,6 +15,8 @@ export interface Started {
   selfSigned?: boolean;
   /** host:port of the worker's health checks (WORKER_HEALTH_PORT). */
   health?: string;
+  /** host:port of the SMTP listeners' health checks and metrics (SMTP_HEALTH_PORT). */
+  smtpHealth?: string;
   /** A full-access API key this start created: shown once, to a person, never logged. */
   token?: string;
 }
@@ -55,7 +57,7 @@ function submissionLine(config: Config, ports: NonNullable<Started['submission']
  */
 export function announce(ctx: Context, started: Started): void {
   const { config, log } = ctx;
-  const { role, listen, inbound, submission, selfSigned, health, token } = started;
+  const { role, listen, inbound, submission, selfSigned, health, smtpHealth, token } = started;
   const worker = role.has('worker');
   log.info(
     {
@@ -66,6 +68,7 @@ export function announce(ctx: Context, started: Started): void {
       ...(worker ? { mode: config.deliveryMode } : {}),
       ...(worker && config.smtpUrl ? { relay: new URL(config.smtpUrl).host } : {}),
       ...(health ? { health } : {}),
+      ...(smtpHealth ? { smtp_health: smtpHealth } : {}),
     },
     'mailroom started',
   );
@@ -77,6 +80,7 @@ export function announce(ctx: Context, started: Started): void {
     inbound ? `Receiving mail over SMTP on ${inbound} for the domains with receiving enabled` : undefined,
     submission ? submissionLine(config, submission) : undefined,
     health ? `Worker health checks: GET http://${health}/health` : undefined,
+    smtpHealth ? `SMTP health checks: GET http://${smtpHealth}/health` : undefined,
   ];
   const warnings = [hostnameWarning(config, role), selfSigned ? selfSignedWarning(config) : undefined];
   for (const warning of warnings.filter((w) => w !== undefined)) {

@@ -71,6 +71,8 @@ export interface Config {
   };
   /** The TLS pair the SMTP listeners present (PEM files); undefined: a self-signed pair, made once and kept. */
   readonly smtpTls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  /** The port (on HOST) of the SMTP listeners' `GET /health` and `GET /metrics`; undefined: none. */
+  readonly smtpHealthPort: number | undefined;
   readonly logLevel: string;
   readonly allowPrivateAttachmentUrls: boolean;
   readonly webhooks: {
@@ -314,6 +316,7 @@ export function readConfig(env: Env = process.env): Config {
       maxAuthFailures: integer(env, 'SUBMISSION_MAX_AUTH_FAILURES', 10, 1, 10_000),
     }),
     smtpTls: smtpTls(env),
+    smtpHealthPort: env.SMTP_HEALTH_PORT ? integer(env, 'SMTP_HEALTH_PORT', 0, 1, 65535) : undefined,
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),
     webhooks: Object.freeze({ disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_DAYS', 5, 1, 365) * 86_400_000 }),

@@ -9,6 +9,7 @@ import { createDomainCache, type DomainCache } from './domain/sending-domains/do
 import { createWebhookCache, type WebhookCache } from './domain/webhooks/webhook-cache.ts';
 import { createIdempotencyState, type IdempotencyState } from './domain/emails/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/api-keys/key-usage.ts';
+import { createRateBudget, type RateBudget } from './domain/api-keys/rate-limits.ts';
 import { createComposer, type Composer } from './delivery/compose-pool.ts';
 import { createMessageReader, type MessageReader } from './domain/receiving/message-reader.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
@@ -35,6 +36,8 @@ export interface Context {
   readonly keyUsage: KeyUsage;
   /** API keys by token hash, as authentication reads them. */
   readonly apiKeys: ApiKeyCache;
+  /** Each key's requests a second, one budget for the process: HTTP requests and SMTP submissions count alike. */
+  readonly rates: RateBudget;
   /** Sending domains by name, as sending reads them. */
   readonly domains: DomainCache;
   /** Webhook endpoints, as events and deliveries read them. */
@@ -99,6 +102,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     log,
     keyUsage: createKeyUsage(writer, clock, log),
     apiKeys: createApiKeyCache(db),
+    rates: createRateBudget(clock, sharedWindows(db)),
     domains: createDomainCache(db),
     webhooks: createWebhookCache(db),
     idempotency: createIdempotencyState(),

@@ -7,6 +7,7 @@ import { closeContext, createContext, type Context } from './context.ts';
 import { createFirstKey, seedConfiguredKey } from './domain/api-keys/api-keys.ts';
 import { scheduleRetention } from './domain/retention/retention.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
+import { listenSmtpHealth } from './smtp/health.ts';
 import { listenInbound } from './smtp/inbound-server.ts';
 import { submissionServer } from './smtp/submission-server.ts';
 import type { SmtpListener } from './smtp/smtp-listener.ts';
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
   let inbound: SmtpListener | undefined;
   const submission: { starttls?: SmtpListener; implicit?: SmtpListener } = {};
   let selfSigned = false;
+  let smtpHealth: Server | undefined;
   const { inbound: inboundConfig, submission: submissionConfig } = config;
   const submits = submissionConfig.port !== undefined || submissionConfig.tlsPort !== undefined;
   if (role.has('smtp') && (inboundConfig.port !== undefined || submits)) {
@@ -72,6 +74,12 @@ async function main(): Promise<void> {
       server.listen(port, secure).catch((error: unknown) => stop(error, listenErrorLine(error, variable, submissionConfig.host, port)));
     if (submissionConfig.port !== undefined) submission.starttls = await listenOn(submissionConfig.port, false, 'SUBMISSION_PORT');
     if (submissionConfig.tlsPort !== undefined) submission.implicit = await listenOn(submissionConfig.tlsPort, true, 'SUBMISSION_TLS_PORT');
+    const { smtpHealthPort } = config;
+    if (smtpHealthPort !== undefined) {
+      smtpHealth = await listenSmtpHealth(ctx, smtpHealthPort, host).catch((error: unknown) =>
+        stop(error, listenErrorLine(error, 'SMTP_HEALTH_PORT', host, smtpHealthPort)),
+      );
+    }
   }
   const runner = role.has('worker') ? new Runner(ctx, tasks) : undefined;
   let health: Server | undefined;
@@ -92,7 +100,11 @@ async function main(): Promise<void> {
     submission: submits
       ? { starttls: submission.starttls && hostPort(submission.starttls.address()), implicit: submission.implicit && hostPort(submission.implicit.address()) }
       : undefined,
-    selfSigned, health: health && hostPort(health.address() as AddressInfo), token });
+    selfSigned,
+    health: health && hostPort(health.address() as AddressInfo),
+    smtpHealth: smtpHealth && hostPort(smtpHealth.address() as AddressInfo),
+    token,
+  });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -102,6 +114,8 @@ async function main(): Promise<void> {
     await Promise.all([app?.close(), inbound?.close(), submission.starttls?.close(), submission.implicit?.close()]);
     health?.close();
     health?.closeAllConnections();
+    smtpHealth?.close();
+    smtpHealth?.closeAllConnections();
     await runner?.stop(worker.shutdownTimeoutMs);
     await closeContext(ctx);
     process.exit(0);

@@ -60,6 +60,7 @@ describe('configuration', () => {
       DIRECT_MAX_CONNECTIONS: '0',
       MAILROOM_HOSTNAME: 'mail server',
       WORKER_HEALTH_PORT: '0',
+      SMTP_HEALTH_PORT: '0',
       MAILROOM_RETENTION_DAYS: '-1',
       MAILROOM_API_LOGS: 'off',
       MAILROOM_LOG_BODY_BYTES: '2097152',
@@ -121,6 +122,8 @@ describe('configuration', () => {
     }
     assert.equal(readConfig({ WORKER_HEALTH_PORT: '9001' }).worker.healthPort, 9001);
     assert.equal(readConfig({}).worker.healthPort, undefined);
+    assert.equal(readConfig({ SMTP_HEALTH_PORT: '9002' }).smtpHealthPort, 9002);
+    assert.equal(readConfig({}).smtpHealthPort, undefined);
   });
 
   it('reads the inbound SMTP settings, and the TLS pair as two files or none', () => {

@@ -2,9 +2,8 @@ import rateLimit, { type FastifyRateLimitStore, type RateLimitPluginOptions } fr
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { App } from '../app.ts';
 import type { Context } from '../context.ts';
-import { createRateBudget, effectiveRateLimit, RATE_WINDOW_MS, type RateBudget } from '../domain/api-keys/rate-limits.ts';
+import { effectiveRateLimit, RATE_WINDOW_MS, type RateBudget } from '../domain/api-keys/rate-limits.ts';
 import { AppError } from '../errors.ts';
-import { sharedWindows } from '../store/rate-limit-windows.ts';
 
 /** The plugin's store over a RateBudget: `current` past `max` means refused. */
 function storeOver(budget: RateBudget) {
@@ -30,8 +29,8 @@ function limitOf(ctx: Context, request: FastifyRequest): number | null {
 
 /**
  * Limits each API key's requests a second (MAILROOM_RATE_LIMIT, or the key's own `rate_limit`) with
- * @fastify/rate-limit, as Resend signals it: `ratelimit-limit`, `-remaining` and `-reset` on every
- * answer to a limited key, and beyond the limit 429 `rate_limit_exceeded` with `retry-after`. An
+ * @fastify/rate-limit, as Resend signals it: `ratelimit-limit`, `-remaining`, `-reset` and `-policy`
+ * on every answer to a limited key, and beyond the limit 429 `rate_limit_exceeded` with `retry-after`. An
  * onRequest hook: add it after authentication's, and it decides before the body is read.
  */
 export async function limitRequestRates(app: App, ctx: Context): Promise<onRequestHookHandler> {
@@ -39,7 +38,7 @@ export async function limitRequestRates(app: App, ctx: Context): Promise<onReque
     // Not on every route: the hook below calls the limiter for limited keys only, so that requests of
     // unlimited keys, and those without one, pay one property check rather than the plugin's awaits.
     global: false,
-    store: storeOver(createRateBudget(ctx.clock, sharedWindows(ctx.db))),
+    store: storeOver(ctx.rates),
     timeWindow: RATE_WINDOW_MS,
     keyGenerator: (request) => request.apiKey!.id,
     max: (request) => limitOf(ctx, request)!,
@@ -55,7 +54,10 @@ export async function limitRequestRates(app: App, ctx: Context): Promise<onReque
   await app.register(rateLimit, options);
   const limit = app.rateLimit();
   return (request, reply, done) => {
-    if (limitOf(ctx, request) === null) return done();
+    const max = limitOf(ctx, request);
+    if (max === null) return done();
+    // Resend's fourth header, which the plugin does not write: the limit and its window in seconds.
+    reply.header('ratelimit-policy', `${max};w=${RATE_WINDOW_MS / 1000}`);
     limit.call(app, request, reply).then(() => done(), done);
   };
 }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
 import type { Context } from '../context.ts';
 import { hashToken } from '../domain/api-keys/api-keys.ts';
+import { effectiveRateLimit } from '../domain/api-keys/rate-limits.ts';
 import { MAX_ATTACHMENTS_BASE64 } from '../domain/emails/attachments.ts';
 import { submitEmail } from '../domain/emails/submission.ts';
 import { parseMailbox } from '../domain/recipients/addresses.ts';
@@ -12,7 +13,9 @@ import type { TlsPair } from './tls.ts';
 
 // SMTP submission (RFC 6409), as Resend's: user `resend`, an API key as the password, then each
 // message becomes an email through the same rules as POST /emails (domain/emails/submission.ts),
-// answered 250 with its id only once it is committed.
+// answered 250 with its id only once it is committed. Each message counts as a request against its
+// key's rate limit, the HTTP API's budget (ctx.rates), and is refused at MAIL FROM: before any of it
+// is taken.
 
 /** The username every client gives, as with Resend. */
 export const SUBMISSION_USER = 'resend';
@@ -49,6 +52,20 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
     return { tokenHash };
   }
 
+  async function onMailFrom(session: SMTPServerSession): Promise<void> {
+    const key = await ctx.apiKeys.find((session.user as SessionUser).tokenHash);
+    // A deleted key is answered at the end of DATA, as when it goes during a message.
+    const limit = key && effectiveRateLimit(ctx, key);
+    if (!limit) return;
+    const take = await ctx.rates.take(key.id, limit);
+    if (take.allowed) return;
+    const seconds = Math.ceil(take.resetMs / 1000);
+    throw smtpError(
+      450,
+      `4.7.1 Rate limit exceeded for this API key: ${limit} ${limit === 1 ? 'message' : 'messages'} per second; try again in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}`,
+    );
+  }
+
   function onRcptTo(address: string, session: SMTPServerSession): void {
     if (session.envelope.rcptTo.length >= MAX_RCPT) throw smtpError(452, '4.5.3 Too many recipients');
     try {
@@ -79,6 +96,8 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
       onClose: (session) => limit.onClose(session),
       onAuth: (auth, session, callback) =>
         onAuth(auth, session).then((user) => callback(null, { user }), (error) => callback(asReply(ctx, error, 'checking a password'))),
+      onMailFrom: (_address, session, callback) =>
+        onMailFrom(session).then(() => callback(), (error) => callback(asReply(ctx, error, 'checking a rate limit'))),
       onRcptTo: (address, session, callback) => {
         try {
           onRcptTo(address.address, session);

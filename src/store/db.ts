@@ -8,6 +8,7 @@ import {
   SelectQueryNode,
   SqliteDialect,
   SqliteDriver,
+  sql,
   type CompiledQuery,
   type DatabaseConnection,
   type SqliteDatabase,
@@ -27,6 +28,11 @@ export function isPostgresUrl(url: string): boolean {
 /** True when db talks to PostgreSQL; the few dialect differences branch on this, inside store/ only. */
 export function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/** Resolves once the database answers a query: the health checks'. */
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
 }
 
 /** A unique or primary-key constraint refused a row (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_*). */

@@ -1,7 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { AppError } from '../errors.ts';
-import { keyFor } from '../http/auth.ts';
+import type { Server } from 'node:http';
 import type { Context } from '../context.ts';
+import { listenHealthPort } from '../monitoring/health-port.ts';
 import { WORKER_STALE_MS, type Runner } from './runner.ts';
 
 /**
@@ -10,52 +9,15 @@ import { WORKER_STALE_MS, type Runner } from './runner.ts';
  */
 export const HEALTHY_MS = WORKER_STALE_MS / 2;
 
-function answer(response: ServerResponse, status: number, body: object): void {
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
-}
-
 /**
  * `GET /health` on a port of the worker's own (WORKER_HEALTH_PORT), for a supervisor to watch a
  * process that serves no API: 200 while its heartbeat row is fresh, 503 when it is stale (the database
- * refuses it) or gone (stopping); and its `GET /metrics`. Bounded like the API: a request has 10 s, an
- * idle connection a minute.
+ * refuses it) or gone (stopping); and its `GET /metrics`.
  */
-export async function listenWorkerHealth(ctx: Context, runner: Runner, port: number, host: string): Promise<Server> {
-  const server = createServer({ requestTimeout: 10_000, headersTimeout: 10_000, connectionsCheckingInterval: 1000 }, (request, response) => {
-    const path = request.url?.split('?')[0];
-    if (path !== '/health' && path !== '/metrics') {
-      return answer(response, 404, { statusCode: 404, name: 'not_found', message: 'The requested endpoint does not exist.' });
-    }
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return answer(response, 405, { statusCode: 405, name: 'method_not_allowed', message: `Method ${request.method} is not allowed on ${path}.` });
-    }
-    if (path === '/metrics') return void scrape(ctx, request, response);
+export function listenWorkerHealth(ctx: Context, runner: Runner, port: number, host: string): Promise<Server> {
+  return listenHealthPort(ctx, port, host, async () => {
     const age = runner.heartbeatAt === undefined ? null : ctx.clock.now() - runner.heartbeatAt;
     const healthy = age !== null && age < HEALTHY_MS;
-    answer(response, healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', worker: runner.id, heartbeat_age_ms: age });
+    return { healthy, body: { status: healthy ? 'ok' : 'unavailable', worker: runner.id, heartbeat_age_ms: age } };
   });
-  server.setTimeout(60_000);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  return server;
-}
-
-/** GET /metrics for a process that serves no API, with the same full-access key as the API's. */
-async function scrape(ctx: Context, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  try {
-    await keyFor(ctx, request.headers.authorization, 'full');
-    const { contentType, body } = await ctx.instruments.scrape();
-    response.writeHead(200, { 'content-type': contentType }).end(body);
-  } catch (error) {
-    if (!(error instanceof AppError)) {
-      ctx.log.error({ err: error }, 'metrics scrape failed');
-      return answer(response, 500, { statusCode: 500, name: 'internal_server_error', message: 'The metrics could not be read.' });
-    }
-    answer(response, error.status, error.toBody());
-  }
 }

@@ -4,7 +4,7 @@ import { Resend } from 'resend';
 import { readConfig } from '../../src/config.ts';
 import { createTestDatabase, dialects, requestJson, startApp, type TestApp } from '../support/harness.ts';
 
-const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'];
+const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'retry-after'];
 const email = { from: 'Acme <orders@example.com>', to: 'customer@example.com', subject: 'Hi', text: 'hi' };
 
 /** The rate headers of an answer, by name, only those present. */
@@ -77,25 +77,26 @@ for (const dialect of dialects) {
       }
       assert.deepEqual(
         seen,
-        [4, 3, 2, 1, 0].map((remaining) => ({ 'ratelimit-limit': '5', 'ratelimit-remaining': String(remaining), 'ratelimit-reset': '1' })),
+        [4, 3, 2, 1, 0].map((remaining) => ({ 'ratelimit-limit': '5', 'ratelimit-remaining': String(remaining), 'ratelimit-reset': '1', 'ratelimit-policy': '5;w=1' })),
       );
       const refused = await t.resend.emails.send(email);
       assert.equal(refused.data, null);
       assert.equal(refused.error?.name, 'rate_limit_exceeded');
       assert.equal(refused.error?.statusCode, 429);
-      assert.deepEqual(rateHeaders(refused.headers), { 'ratelimit-limit': '5', 'ratelimit-remaining': '0', 'ratelimit-reset': '1', 'retry-after': '1' });
+      assert.deepEqual(rateHeaders(refused.headers), { 'ratelimit-limit': '5', 'ratelimit-remaining': '0', 'ratelimit-reset': '1', 'ratelimit-policy': '5;w=1', 'retry-after': '1' });
     });
 
     it("answers Resend's error body over raw HTTP, and counts every route of the key, errors included", async () => {
       nextWindow(t);
       const invalid = await t.fetch('/emails', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ to: 'a@example.com' }) });
       assert.equal(invalid.status, 422);
-      assert.deepEqual(rateHeaders(invalid.headers), { 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '1' });
+      assert.deepEqual(rateHeaders(invalid.headers), { 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '1', 'ratelimit-policy': '5;w=1' });
       for (let i = 0; i < 4; i++) assert.equal((await t.fetch('/domains')).status, 200);
       const refused = await t.fetch('/api-keys');
       assert.equal(refused.status, 429);
       assert.match(refused.headers.get('content-type')!, /^application\/json/);
       assert.equal(refused.headers.get('retry-after'), '1');
+      assert.equal(refused.headers.get('ratelimit-policy'), '5;w=1');
       assert.deepEqual(await refused.json(), {
         statusCode: 429,
         name: 'rate_limit_exceeded',
@@ -146,7 +147,7 @@ for (const dialect of dialects) {
       nextWindow(t);
       const usage = await key.client.usage.get();
       assert.deepEqual(usage.data!.rate_limit, { limit: 2, duration: '1000ms' });
-      assert.deepEqual(rateHeaders(usage.headers), { 'ratelimit-limit': '2', 'ratelimit-remaining': '1', 'ratelimit-reset': '1' });
+      assert.deepEqual(rateHeaders(usage.headers), { 'ratelimit-limit': '2', 'ratelimit-remaining': '1', 'ratelimit-reset': '1', 'ratelimit-policy': '2;w=1' });
       assert.equal((await key.client.domains.list()).error, null);
       assert.equal((await key.client.domains.list()).error?.name, 'rate_limit_exceeded');
       assert.equal((await t.resend.usage.get()).data!.rate_limit.limit, 5);
@@ -155,7 +156,7 @@ for (const dialect of dialects) {
       assert.deepEqual(raised.body, { object: 'api_key', id: key.id });
       // A new rate applies at once in the process that set it, in the next window.
       nextWindow(t);
-      assert.equal(rateHeaders((await key.client.domains.list()).headers)['ratelimit-limit'], '50');
+      assert.equal(rateHeaders((await key.client.domains.list()).headers)['ratelimit-policy'], '50;w=1');
       await requestJson(t, 'PATCH', `/api-keys/${key.id}`, { rate_limit: null });
       nextWindow(t);
       assert.equal(rateHeaders((await key.client.domains.list()).headers)['ratelimit-limit'], '5');

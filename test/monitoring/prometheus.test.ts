@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { listenSmtpHealth } from '../../src/smtp/health.ts';
 import { listenWorkerHealth } from '../../src/workers/health.ts';
 import { Runner } from '../../src/workers/runner.ts';
 import { tasks } from '../../src/workers/tasks.ts';
-import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
+import { configEnv, createTestDatabase, dialects, eventually, freePort, startApp, type TestApp } from '../support/harness.ts';
+import { exited, listening, startMailroomProcess } from '../support/processes.ts';
 import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -88,6 +90,51 @@ for (const dialect of dialects) {
       } finally {
         server.close();
         server.closeAllConnections();
+      }
+    });
+
+    it("is served by the SMTP listeners' health port, with the same key, beside a health check of the database", async () => {
+      const server = await listenSmtpHealth(t.ctx, 0, '127.0.0.1');
+      try {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        const health = await fetch(`${base}/health`);
+        assert.deepEqual([health.status, await health.json()], [200, { status: 'ok' }]);
+        assert.equal((await fetch(`${base}/metrics`)).status, 401);
+        const answer = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${t.token}` } });
+        assert.equal(answer.status, 200);
+        assert.match(await answer.text(), /mailroom_smtp_sessions_total/);
+        assert.equal((await fetch(`${base}/emails`)).status, 404);
+      } finally {
+        server.close();
+        server.closeAllConnections();
+      }
+    });
+  });
+
+  describe(`GET /metrics of an smtp-only process, on SMTP_HEALTH_PORT (${dialect})`, () => {
+    it('counts the submission sessions of a process that opens no HTTP port of the API', async () => {
+      const database = await createTestDatabase(dialect);
+      const setup = await startApp(dialect, { database, worker: false });
+      const [apiPort, submissionPort, healthPort] = [await freePort(), await freePort(), await freePort()];
+      const env = { ...configEnv(setup.ctx), HOST: '127.0.0.1', PORT: String(apiPort), SUBMISSION_PORT: String(submissionPort), SMTP_HEALTH_PORT: String(healthPort) };
+      const token = setup.token;
+      await setup.close();
+      const child = startMailroomProcess(env, 'smtp');
+      try {
+        const base = `http://127.0.0.1:${healthPort}`;
+        await eventually(async () => (await fetch(`${base}/health`).catch(() => undefined))?.ok && (await listening(submissionPort)), 30_000);
+        assert.equal(await listening(apiPort), false, 'no API port');
+        const client = submissionClient(submissionPort, token);
+        const info = await client.sendMail({ from: 'a@example.com', to: 'b@example.com', subject: 's', text: 'x' });
+        client.close();
+        assert.ok(idOf(info.response));
+        const scraped = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+        assert.equal(scraped.status, 200);
+        assert.equal(sample(await scraped.text(), 'mailroom_smtp_sessions_total{server="submission"}'), 1);
+      } finally {
+        child.kill('SIGKILL');
+        await exited(child);
+        await database.drop();
       }
     });
   });

@@ -34,13 +34,48 @@ export function isWebLink(href: string): boolean {
 const pixelTag = (url: string) =>
   `<img src="${escapeAttribute(url)}" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0;margin:0;padding:0" />`;
 
+interface Splice {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** Tags whose `href` is a link to follow: `<a>`, `<area>`, and VML shapes (Outlook's bulletproof buttons: `<v:roundrect href>`). */
+const isLinkTag = (name: string) => LINK_TAGS.has(name) || name.startsWith('v:');
+/** A downlevel-hidden conditional comment's content (`<!--[if mso]>...<![endif]-->`), which Outlook renders. */
+const CONDITIONAL = /^\[if\b/i;
+const COMMENT_OPEN = '<!--';
+
 /**
- * The html with the `href` of each `<a>` and `<area>` outside `<head>` that `rewrite.link` replaces
- * rewritten (the first `href` of a tag: the one a browser follows), and the pixel before the last
- * `</body>` (else the last `</html>`, else at the end). Comments, scripts and styles are not read.
+ * The html with the `href` of each `<a>`, `<area>` and VML shape outside `<head>` that `rewrite.link`
+ * replaces rewritten (the first `href` of a tag: the one a browser follows), and the pixel before the
+ * last `</body>` (else the last `</html>`, else at the end). Conditional comments (`<!--[if mso]>`) are
+ * read as html, since Outlook renders them; other comments, scripts and styles are not read.
  */
 export function rewriteHtml(html: string, rewrite: Rewrite): string {
-  const splices: { start: number; end: number; text: string }[] = [];
+  const splices: Splice[] = [];
+  const { bodyEnd, htmlEnd } = scan(html, 0, rewrite, splices);
+  if (rewrite.pixel !== undefined) {
+    const at = bodyEnd !== -1 ? bodyEnd : htmlEnd !== -1 ? htmlEnd : html.length;
+    splices.push({ start: at, end: at, text: pixelTag(rewrite.pixel) });
+  }
+  if (splices.length === 0) return html;
+  splices.sort((a, b) => a.start - b.start);
+  let out = '';
+  let from = 0;
+  for (const { start, end, text } of splices) {
+    out += html.slice(from, start) + text;
+    from = end;
+  }
+  return out + html.slice(from);
+}
+
+/**
+ * Adds to `splices` the new hrefs of `html`'s links, at their positions in the whole (`html` starts at
+ * `offset` in it), reading a conditional comment's content the same way; answers where the last
+ * `</body>` and `</html>` start (-1: none).
+ */
+function scan(html: string, offset: number, rewrite: Rewrite, splices: Splice[]): { bodyEnd: number; htmlEnd: number } {
   let inHead = false;
   let tag = '';
   let seenHref = false;
@@ -55,33 +90,27 @@ export function rewriteHtml(html: string, rewrite: Rewrite): string {
         if (name === 'body') inHead = false;
       },
       onattribute(name, value) {
-        if (name !== 'href' || !LINK_TAGS.has(tag) || seenHref) return;
+        if (name !== 'href' || !isLinkTag(tag) || seenHref) return;
         seenHref = true;
         const href = value.replace(ASCII_WHITESPACE, '');
         const target = !inHead && rewrite.link && isWebLink(href) ? rewrite.link(href) : undefined;
-        if (target !== undefined) splices.push({ start: parser.startIndex, end: parser.endIndex, text: `href="${escapeAttribute(target)}"` });
+        if (target !== undefined) splices.push({ start: offset + parser.startIndex, end: offset + parser.endIndex, text: `href="${escapeAttribute(target)}"` });
+      },
+      oncomment(data) {
+        if (inHead || !rewrite.link || !CONDITIONAL.test(data)) return;
+        // Only a real comment's content lies right after `<!--` (htmlparser2 reports CDATA as a comment too).
+        const at = parser.startIndex + COMMENT_OPEN.length;
+        if (html.startsWith(COMMENT_OPEN, parser.startIndex) && html.startsWith(data, at)) scan(data, offset + at, rewrite, splices);
       },
       onclosetag(name, implied) {
         if (name === 'head') inHead = false;
         if (implied) return;
-        if (name === 'body') bodyEnd = parser.startIndex;
-        if (name === 'html') htmlEnd = parser.startIndex;
+        if (name === 'body') bodyEnd = offset + parser.startIndex;
+        if (name === 'html') htmlEnd = offset + parser.startIndex;
       },
     },
     { decodeEntities: true },
   );
   parser.end(html);
-  if (rewrite.pixel !== undefined) {
-    const at = bodyEnd !== -1 ? bodyEnd : htmlEnd !== -1 ? htmlEnd : html.length;
-    splices.push({ start: at, end: at, text: pixelTag(rewrite.pixel) });
-  }
-  if (splices.length === 0) return html;
-  splices.sort((a, b) => a.start - b.start);
-  let out = '';
-  let from = 0;
-  for (const { start, end, text } of splices) {
-    out += html.slice(from, start) + text;
-    from = end;
-  }
-  return out + html.slice(from);
+  return { bodyEnd, htmlEnd };
 }

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
+import { ping } from '../../store/db.ts';
 
 export function systemRoutes(app: App, ctx: Context): void {
   app.get(
@@ -11,7 +11,7 @@ export function systemRoutes(app: App, ctx: Context): void {
       schema: { summary: 'Liveness: the database is open and migrated', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
     },
     async () => {
-      await sql`select 1`.execute(ctx.db);
+      await ping(ctx.db);
       return { status: 'ok' as const };
     },
   );

@@ -43,6 +43,40 @@ describe('the tracking html rewriter', () => {
     assert.deepEqual(seen, []);
   });
 
+  it("rewrites links in Outlook's conditional comments (a VML button's, an <a>'s) with the same rules, and no other comment", () => {
+    const button = [
+      '<html><head><!--[if gte mso 9]><link rel=stylesheet href="https://css.example/o.css"><![endif]--></head><body>',
+      '<!--[if mso]>\n<v:roundrect xmlns:v="urn:schemas-microsoft-com:vml" HREF="https://shop.example/buy?a=1&amp;b=2" style="height:40px" arcsize="10%">',
+      '<w:anchorlock/><center><a href="https://shop.example/inner">Buy</a> <a href="mailto:a@example.com">m</a></center></v:roundrect>\n<![endif]-->',
+      '<!--[IF !mso 9]><a href="https://mail.example.com/unsubscribe/tok">u</a><![endif]-->',
+      '<!-- <a href="https://comment.example/"> --><!--[endif]<a href="https://not-if.example/">--><![CDATA[<a href="https://cdata.example/">]]>',
+      '</body></html>',
+    ].join('');
+    const out = rewriteHtml(button, { link: (href) => (href.includes('/unsubscribe/') ? undefined : link(href)) });
+    assert.equal(
+      out,
+      button
+        .replace('HREF="https://shop.example/buy?a=1&amp;b=2"', 'href="https://t.example/c?l=https%3A%2F%2Fshop.example%2Fbuy%3Fa%3D1%26b%3D2"')
+        .replace('href="https://shop.example/inner"', 'href="https://t.example/c?l=https%3A%2F%2Fshop.example%2Finner"'),
+    );
+    assert.deepEqual(seen, ['https://shop.example/buy?a=1&b=2', 'https://shop.example/inner']);
+  });
+
+  it('reads downlevel-revealed html (<!--[if !mso]><!-->...<!--<![endif]-->) once, as the html it is', () => {
+    seen.length = 0;
+    const html = '<!--[if !mso]><!--><a href="https://web.example/">w</a><!--<![endif]--><!--[if mso]><a href="https://mso.example/">o</a><![endif]-->';
+    assert.equal(
+      rewriteHtml(html, { link, pixel: 'https://t.example/o' }).replace(/<img [^>]*\/>$/, '[img]'),
+      '<!--[if !mso]><!--><a href="https://t.example/c?l=https%3A%2F%2Fweb.example%2F">w</a><!--<![endif]--><!--[if mso]><a href="https://t.example/c?l=https%3A%2F%2Fmso.example%2F">o</a><![endif]-->[img]',
+    );
+    assert.deepEqual(seen, ['https://web.example/', 'https://mso.example/']);
+  });
+
+  it('puts the pixel after a conditional comment, never into one', () => {
+    const img = (html: string) => rewriteHtml(html, { pixel: 'https://t.example/o', link }).replace(/<img [^>]*\/>/, '[img]');
+    assert.equal(img('<p>x</p><!--[if mso]></body></html><![endif]-->'), '<p>x</p><!--[if mso]></body></html><![endif]-->[img]');
+  });
+
   it('rewrites only the first href of a tag, the one a browser follows', () => {
     assert.equal(rewrite('<a href="https://one.example/" href="https://two.example/">x</a>'), '<a href="https://t.example/c?l=https%3A%2F%2Fone.example%2F" href="https://two.example/">x</a>');
   });
