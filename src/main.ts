@@ -14,6 +14,7 @@ import type { SmtpListener } from './smtp/smtp-listener.ts';
 import { smtpTlsPair } from './smtp/tls.ts';
 import { isPostgresUrl } from './store/db.ts';
 import { listenWorkerHealth } from './workers/health.ts';
+import { startMetricsFolding } from './workers/metrics-folding.ts';
 import { Runner } from './workers/runner.ts';
 import { tasks } from './workers/tasks.ts';
 
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
   // Every worker adds the retention job if it is missing; its unique key keeps it to one.
   if (runner) await scheduleRetention(ctx);
   runner?.start();
+  const folding = runner && startMetricsFolding(ctx);
   const token = app ? await createFirstKey(ctx) : undefined;
   announce(ctx, {
     role,
@@ -117,6 +119,7 @@ async function main(): Promise<void> {
     smtpHealth?.close();
     smtpHealth?.closeAllConnections();
     await runner?.stop(worker.shutdownTimeoutMs);
+    await folding?.stop();
     await closeContext(ctx);
     process.exit(0);
   };

@@ -85,7 +85,7 @@ export function emailRows(emails: EmailRows[]): Rows {
     email_contents: contents.map(({ email }) => ({ email_id: email.id, html: email.html, text: email.text })),
     email_recipients: emails.flatMap((e) => e.recipients),
     email_events: emails.flatMap((e) => e.events),
-    email_metrics: mergeMetricRows(emails.flatMap((e) => e.metrics ?? [])),
+    email_metric_deltas: mergeMetricRows(emails.flatMap((e) => e.metrics ?? [])),
     email_attachments: emails.flatMap((e) => e.attachments),
     email_sources: emails.flatMap(({ email, source }) => (source ? [{ email_id: email.id, raw: source }] : [])),
   };

@@ -2,6 +2,8 @@
 // are text in Resend's format (see clock.ts); internal scheduling times are epoch milliseconds. Lists and
 // objects are JSON text, booleans 0/1, so both dialects store and return the same values.
 
+import type { Generated } from 'kysely';
+
 export interface ApiKeyTable {
   id: string;
   name: string;
@@ -161,6 +163,11 @@ export interface EmailMetricTable {
   broadcast_id: string;
   metric: string;
   count: number;
+}
+
+/** Increments of the rollup not folded into it yet (store/email-metrics.ts): a row per metric, slot, domain and broadcast of a transaction. */
+export interface EmailMetricDeltaTable extends EmailMetricTable {
+  id: Generated<number>;
 }
 
 /** The MIME source of an email submitted whole (SMTP): what is sent, in place of a composed message. */
@@ -550,6 +557,7 @@ export interface Database {
   email_attachments: EmailAttachmentTable;
   email_events: EmailEventTable;
   email_metrics: EmailMetricTable;
+  email_metric_deltas: EmailMetricDeltaTable;
   email_sources: EmailSourceTable;
   events: EventTable;
   webhooks: WebhookTable;
