@@ -83,10 +83,10 @@ export function clientLimits(ctx: Context) {
             if (access !== 'public' || overLimit === 'exempt' || request.is404) return done();
             const n = count(request.ip);
             if (n <= max) return done();
+            if (n === max + 1) request.log.warn({ client: request.ip, limit: max }, 'a client is past MAILROOM_PUBLIC_RATE_LIMIT: refused, and its tracking fetches not recorded, for the rest of the second');
             if (overLimit === 'answer') {
               request.overLimit = true;
               limited.inc({ limit: 'public_rate', action: 'unrecorded' });
-              if (n === max + 1) request.log.warn({ client: request.ip, limit: max }, 'a client is past MAILROOM_PUBLIC_RATE_LIMIT: its tracking fetches are answered, not recorded');
               return done();
             }
             limited.inc({ limit: 'public_rate', action: 'refused' });
