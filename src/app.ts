@@ -7,6 +7,7 @@ import { dashboardRoutes } from './dashboard/index.ts';
 import { recordApiLogs } from './http/api-logs.ts';
 import { sharedEmailRoutes } from './dashboard/shared-email.ts';
 import { authenticate, type Access } from './http/auth.ts';
+import { clientLimits } from './http/client-limits.ts';
 import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './errors.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
@@ -95,12 +96,15 @@ export async function buildApp(ctx: Context): Promise<App> {
     routerOptions: { maxParamLength: 512 },
     // Request ids need not sort by time as entity ids do: randomUUID is the cheaper UUID.
     genReqId: () => randomUUID(),
+    // request.ip, the address per-client limits and tracking events use (MAILROOM_TRUST_PROXY).
+    trustProxy: ctx.config.http.trustProxy,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, verbose: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorateRequest('apiKey', null);
   app.decorateRequest('bodyHash', undefined);
   app.decorateRequest('bodyText', undefined);
+  app.decorateRequest('overLimit', false);
 
   // The API reads JSON only (Fastify would read text/plain too): any other body is refused with 415,
   // naming the Content-Type to send. The routes that take forms add their parsers in their own scope.
@@ -127,7 +131,10 @@ export async function buildApp(ctx: Context): Promise<App> {
     reply.header('x-request-id', request.id);
     done();
   });
-  app.addHook('onRequest', authenticate(ctx));
+  const limits = clientLimits(ctx);
+  app.decorate('clientLimits', limits);
+  if (limits.limitPublicRoutes) app.addHook('onRequest', limits.limitPublicRoutes);
+  app.addHook('onRequest', authenticate(ctx, limits));
   app.addHook('onRequest', await limitRequestRates(app, ctx));
   app.addHook('onRequest', limitLargeBodies(ctx.config.http.maxLargeBodies));
   app.addHook('onResponse', logRequest);

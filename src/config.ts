@@ -44,6 +44,12 @@ export interface Config {
     readonly maxLargeBodies: number;
     /** Requests per second per API key (MAILROOM_RATE_LIMIT), unless the key sets its own; undefined: none. */
     readonly rateLimit: number | undefined;
+    /** Requests per second from one client address to the public routes (http/client-limits.ts); 0: none. */
+    readonly publicRateLimit: number;
+    /** Failed API keys and dashboard sign-ins from one client address within 10 minutes before it is refused. */
+    readonly maxAuthFailures: number;
+    /** Fastify's trustProxy: which proxies' X-Forwarded-For names the client (false: none, the socket's address). */
+    readonly trustProxy: boolean | string[];
   };
   /** The inbound SMTP server (receiving): undefined port, none. */
   readonly inbound: {
@@ -264,6 +270,29 @@ function smtpTls(env: Env): Config['smtpTls'] {
   return Object.freeze({ certFile, keyFile });
 }
 
+// The names proxy-addr knows for the private ranges, beside addresses and CIDR blocks.
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * MAILROOM_TRUST_PROXY: true, false, or comma-separated addresses, CIDR blocks and range names. (Fastify
+ * turns a hop count into trusting no one, so none is taken.)
+ */
+function trustProxy(env: Env): boolean | string[] {
+  const raw = env.MAILROOM_TRUST_PROXY?.trim();
+  if (!raw || raw === 'false') return false;
+  if (raw === 'true') return true;
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!PROXY_RANGES.includes(entry) && (family === 0 || !validBits || rest.length > 0)) {
+      fail('MAILROOM_TRUST_PROXY', `expected true, false, or comma-separated addresses, CIDR blocks, loopback, linklocal or uniquelocal, got "${entry}"`);
+    }
+  }
+  return entries;
+}
+
 function logLevel(env: Env): string {
   const raw = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(raw)) fail('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
@@ -299,6 +328,9 @@ export function readConfig(env: Env = process.env): Config {
       requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
       maxLargeBodies: integer(env, 'HTTP_MAX_LARGE_BODIES', 2, 1, 1000),
       rateLimit: env.MAILROOM_RATE_LIMIT ? integer(env, 'MAILROOM_RATE_LIMIT', 0, 1, MAX_RATE_LIMIT) : undefined,
+      publicRateLimit: integer(env, 'MAILROOM_PUBLIC_RATE_LIMIT', 50, 0, MAX_RATE_LIMIT),
+      maxAuthFailures: integer(env, 'MAILROOM_MAX_AUTH_FAILURES', 20, 1, 10_000),
+      trustProxy: trustProxy(env),
     }),
     inbound: Object.freeze({
       port: env.INBOUND_SMTP_PORT ? integer(env, 'INBOUND_SMTP_PORT', 0, 0, 65535) : undefined,

@@ -61,7 +61,7 @@ function nextPath(value: unknown): string {
 
 export function dashboardRoutes(app: App, ctx: Context): void {
   // A browser opening the service's address is sent to the dashboard.
-  app.get('/', { config: { access: 'public' }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 302));
+  app.get('/', { config: { access: 'public', overLimit: 'exempt' }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 302));
 
   app.register(
     async (scope) => {
@@ -90,7 +90,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       const pub = { access: 'public' as const };
       const dashboard = { access: 'dashboard' as const };
 
-      scope.get('/assets/:name', { config: pub, schema: { hide: true } }, async (request, reply) => {
+      scope.get('/assets/:name', { config: { ...pub, overLimit: 'exempt' }, schema: { hide: true } }, async (request, reply) => {
         const asset = ASSETS[(request.params as { name: string }).name];
         if (!asset) throw new AppError('not_found', 'No such file');
         return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
@@ -118,12 +118,20 @@ export function dashboardRoutes(app: App, ctx: Context): void {
         const next = nextPath(form.next);
         const expected = readCookie(request, key, SIGN_IN_COOKIE);
         if (expected === undefined || !sameToken(form._csrf, expected)) return signInPage(reply, 403, next, 'This form has expired: please sign in again.');
+        // Failed sign-ins count with failed API keys, per address: past the limit, even the right key waits.
+        const wait = app.clientLimits.blockedFor(request);
+        if (wait > 0) {
+          const minutes = Math.ceil(wait / 60);
+          reply.header('retry-after', wait);
+          return signInPage(reply, 429, next, `Too many failed sign-ins from your address: try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`);
+        }
         try {
           const { token } = await signIn(ctx, form.api_key ?? '');
           reply.header('set-cookie', [setCookie(key, SESSION_COOKIE, token, SESSION_MS / 1000, secure), setCookie(key, SIGN_IN_COOKIE, '', 0, secure)]);
           return reply.redirect(next, 303);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
+          if (error.code === 'invalid_api_key') app.clientLimits.failed(request);
           return signInPage(reply, error.status, next, error.message);
         }
       });

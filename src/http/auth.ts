@@ -1,8 +1,9 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
 import { hashToken } from '../domain/api-keys/api-keys.ts';
 import type { ApiKeyRow } from '../store/api-keys.ts';
 import { AppError } from '../errors.ts';
+import type { ClientLimits } from './client-limits.ts';
 
 /**
  * Who may call a route: anyone, any key (sending routes), a full-access key (the default), or a
@@ -24,13 +25,23 @@ function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-/** onRequest hook: resolves `Authorization: Bearer <token>` to a key and checks its permission. */
-export function authenticate(ctx: Context) {
-  return async (request: FastifyRequest): Promise<void> => {
+/**
+ * onRequest hook: resolves `Authorization: Bearer <token>` to a key and checks its permission. An
+ * unknown or revoked key counts against the client's address; past the limit, the address is refused
+ * whatever key it sends (http/client-limits.ts).
+ */
+export function authenticate(ctx: Context, limits: ClientLimits) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const access = request.routeOptions.config.access ?? 'full';
     // Unknown routes answer 404 (or 405) to anyone.
     if (access === 'public' || access === 'dashboard' || request.is404) return;
-    request.apiKey = await keyFor(ctx, request.headers.authorization, access);
+    limits.refuseIfBlocked(request, reply);
+    try {
+      request.apiKey = await keyFor(ctx, request.headers.authorization, access);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'invalid_api_key') limits.failed(request);
+      throw error;
+    }
   };
 }
 

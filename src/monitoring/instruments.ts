@@ -18,6 +18,7 @@ export interface Instruments {
   readonly deliveryLatency: Histogram<'outcome'>;
   readonly webhookAttempts: Counter<'outcome'>;
   readonly smtpSessions: Counter<'server'>;
+  readonly clientLimited: Counter<'limit' | 'action'>;
   /** Prometheus's text format: this context's instruments and the process's own (CPU, memory, event loop). */
   scrape(): Promise<{ contentType: string; body: string }>;
 }
@@ -49,6 +50,12 @@ export function createInstruments(db: Db, clock: Clock): Instruments {
       registers,
     }),
     webhookAttempts: new Counter({ name: 'mailroom_webhook_attempts_total', help: 'Webhook delivery attempts, by outcome.', labelNames: ['outcome'], registers }),
+    clientLimited: new Counter({
+      name: 'mailroom_http_client_limited_total',
+      help: 'HTTP requests past a per-client-address limit, by limit (auth_failures, public_rate) and action (refused; unrecorded: a tracking fetch answered, not recorded).',
+      labelNames: ['limit', 'action'],
+      registers,
+    }),
     smtpSessions: new Counter({ name: 'mailroom_smtp_sessions_total', help: 'SMTP connections accepted, by server (inbound, submission).', labelNames: ['server'], registers }),
     async scrape() {
       const [own, process] = await Promise.all([registry.metrics(), processMetrics().metrics()]);

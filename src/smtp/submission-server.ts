@@ -6,7 +6,7 @@ import { effectiveRateLimit } from '../domain/api-keys/rate-limits.ts';
 import { MAX_ATTACHMENTS_BASE64 } from '../domain/emails/attachments.ts';
 import { submitEmail } from '../domain/emails/submission.ts';
 import { parseMailbox } from '../domain/recipients/addresses.ts';
-import { authFailures } from './auth-failures.ts';
+import { authFailures } from '../auth-failures.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
 import { asReply, baseOptions, listen, messageReader, type SmtpListener } from './smtp-listener.ts';
 import type { TlsPair } from './tls.ts';

@@ -16,13 +16,15 @@ export interface TrackingFetch {
   method: string;
   ipAddress: string;
   userAgent: string | undefined;
+  /** Its client is past MAILROOM_PUBLIC_RATE_LIMIT: answered as any other, not recorded. */
+  unrecorded: boolean;
 }
 
 /** Records an open of the pixel; false when the token is not one of ours (404). */
 export async function openPixel(ctx: Context, key: Buffer, fetch: TrackingFetch): Promise<boolean> {
   const claims = readTrackingToken(key, fetch.token, 'open');
   if (!claims) return false;
-  await record(ctx, claims, fetch);
+  if (!fetch.unrecorded) await record(ctx, claims, fetch);
   return true;
 }
 
@@ -31,7 +33,7 @@ export async function followLink(ctx: Context, key: Buffer, fetch: TrackingFetch
   const claims = readTrackingToken(key, fetch.token, 'click');
   // Only http(s) links are ever signed; checked again so that no token can redirect anywhere else.
   if (claims?.kind !== 'click' || !isWebLink(claims.link)) return undefined;
-  await record(ctx, claims, fetch);
+  if (!fetch.unrecorded) await record(ctx, claims, fetch);
   return claims.link;
 }
 

@@ -25,17 +25,19 @@ const location = (link: string) => (/^[\x21-\x7e]+$/.test(link) ? link : new URL
 
 export function trackingRoutes(app: App, ctx: Context): void {
   const key = trackingKey(ctx.secret);
-  const fetchOf = (request: { params: { '*': string }; method: string; ip: string; headers: { 'user-agent'?: string } }): TrackingFetch => ({
+  const fetchOf = (request: { params: { '*': string }; method: string; ip: string; headers: { 'user-agent'?: string }; overLimit: boolean }): TrackingFetch => ({
     token: request.params['*'],
     method: request.method,
     ipAddress: request.ip,
     userAgent: request.headers['user-agent'],
+    unrecorded: request.overLimit,
   });
 
   app.get(
     `${OPEN_PATH}*`,
     {
-      config: { access: 'public' },
+      // Past the client's rate, still the image (a recipient never sees a broken one), recording nothing.
+      config: { access: 'public', overLimit: 'answer' },
       schema: {
         summary: 'The open pixel of a tracked email: records email.opened (no API key: the token is the credential)',
         params: TokenParams,
@@ -51,7 +53,7 @@ export function trackingRoutes(app: App, ctx: Context): void {
   app.get(
     `${CLICK_PATH}*`,
     {
-      config: { access: 'public' },
+      config: { access: 'public', overLimit: 'answer' },
       schema: {
         summary: 'The redirect of a tracked link: records email.clicked and answers 302 to the original link (no API key: the token is the credential)',
         params: TokenParams,
