@@ -15,7 +15,7 @@ import { resultForAll, type SendResult } from './smtp-send.ts';
  * The longest a send waits in its worker slot for its destination's next window; beyond it the
  * recipient is not attempted now and its email's job comes back when the budget allows (send-email.ts).
  */
-export const THROTTLE_WAIT_MS = 250;
+const THROTTLE_WAIT_MS = 250;
 
 /** A push-back halves the rate at most this often: the answers of one burst count once. */
 const SLOW_DOWN_EVERY_MS = 10_000;

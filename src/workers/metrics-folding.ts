@@ -2,7 +2,7 @@ import type { Context } from '../context.ts';
 import { foldMetrics } from '../store/email-metrics.ts';
 
 /** How often a worker folds the rollup's appended increments (store/email-metrics.ts). */
-export const FOLD_EVERY_MS = 2000;
+const FOLD_EVERY_MS = 2000;
 
 /** Increments moved per transaction, so that a writer never waits long behind a fold. */
 const FOLD_BATCH = 5000;
