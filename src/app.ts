@@ -9,7 +9,7 @@ import { sharedEmailRoutes } from './dashboard/shared-email.ts';
 import { authenticate, type Access } from './http/auth.ts';
 import { clientLimits } from './http/client-limits.ts';
 import { drainBody, handleError } from './http/error-handler.ts';
-import { AppError } from './errors.ts';
+import { AppError, clip } from './errors.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
 import { limitLargeBodies } from './http/large-bodies.ts';
 import { limitRequestRates } from './http/rate-limit.ts';
@@ -71,7 +71,7 @@ function notFound(app: App) {
     const url = request.url.split('?')[0]!;
     const known = METHODS.some((method) => method !== request.method && app.findRoute({ method, url }));
     const error = known
-      ? new AppError('method_not_allowed', `Method ${request.method} is not allowed on ${url}.`)
+      ? new AppError('method_not_allowed', `Method ${request.method} is not allowed on ${clip(url)}.`)
       : new AppError('not_found', 'The requested endpoint does not exist.');
     await drainBody(request);
     return reply.status(error.status).send(error.toBody());

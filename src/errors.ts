@@ -39,6 +39,9 @@ const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/** Whether `code` is one of ours: an AppError thrown on a thread comes back as its code and message. */
+export const isErrorCode = (code: unknown): code is ErrorCode => typeof code === 'string' && Object.hasOwn(ERRORS, code);
+
 export interface ErrorBody {
   statusCode: number;
   name: string;
@@ -71,20 +74,25 @@ export class AppError extends Error {
 
 /** `Missing \`to\` field.` in Resend's words. */
 export function missingField(field: string): AppError {
-  return new AppError('missing_required_field', `Missing \`${field}\` field.`);
+  return new AppError('missing_required_field', `Missing \`${clip(field)}\` field.`);
 }
 
-/** A field that is present but wrong, named the way the client wrote it. */
+/** A field that is present but wrong, named the way the client wrote it (a name of the client's own, a header's say, clipped). */
 export function invalidField(field: string, why: string): AppError {
-  return new AppError('validation_error', `Invalid \`${field}\` field: ${why}`);
+  return new AppError('validation_error', `Invalid \`${clip(field)}\` field: ${why}`);
 }
 
-/** How an error message shows a value the client sent: quoted, and cut short, so a huge value is never echoed whole. */
+/** A value the client sent as an error message shows it: cut at 100 characters, so a huge value is never echoed whole. */
+export function clip(value: string): string {
+  return value.length > CLIP_MAX ? `${value.slice(0, CLIP_MAX)}…` : value;
+}
+
+const CLIP_MAX = 100;
+
+/** How an error message shows a value the client sent: quoted, and clipped. */
 export function quoted(value: string): string {
-  return `"${value.length > QUOTED_MAX ? `${value.slice(0, QUOTED_MAX)}…` : value}"`;
+  return `"${clip(value)}"`;
 }
-
-const QUOTED_MAX = 100;
 
 /** `Email not found`, in Resend's words. */
 export function notFound(what: string): AppError {

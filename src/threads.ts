@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { AppError, isErrorCode } from './errors.ts';
 
 const TSX_API = import.meta.resolve('tsx/esm/api');
 
@@ -28,6 +29,12 @@ export interface ThreadAnswer<T> {
   id: number;
   value?: T;
   error?: { message: string; code?: string };
+}
+
+/** An error as a thread sent it back: an AppError as itself, anything else an Error with its code. */
+function revive({ message, code }: NonNullable<ThreadAnswer<never>['error']>): Error {
+  if (isErrorCode(code)) return new AppError(code, message);
+  return Object.assign(new Error(message), code === undefined ? {} : { code });
 }
 
 /** An error as a thread sends it back. */
@@ -92,7 +99,7 @@ export class ThreadClient<T> {
       for (const { id, value, error } of [message].flat()) {
         const entry = this.#waiting.get(id)!;
         this.#waiting.delete(id);
-        if (error) entry.reject(Object.assign(new Error(error.message), error.code === undefined ? {} : { code: error.code }));
+        if (error) entry.reject(revive(error));
         else entry.resolve(value!);
       }
       if (this.#waiting.size === 0) worker.unref();

@@ -31,13 +31,24 @@ const HTML = 'text/html; charset=utf-8';
 
 /** Every dashboard answer: no framing, no sniffing, no caching, and a policy that loads only our own files. */
 const SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'SAMEORIGIN',
   'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };
+
+/** A Host header fit to stand in a policy: a name or an address, and a port. */
+const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+
+/**
+ * The policy: scripts only from the dashboard's own asset path, not from anywhere on the origin (its
+ * downloads are files senders chose). A path needs a host, so it is the one the browser asked for;
+ * `http:` also matches `https:` behind a proxy (CSP 3).
+ */
+function contentSecurityPolicy(request: FastifyRequest, publicUrl: string): string {
+  const origin = HOST.test(request.host) ? `${request.protocol}://${request.host}` : publicUrl;
+  return `default-src 'none'; script-src ${origin}/dashboard/assets/; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'`;
+}
 
 const CSS = 'text/css; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
@@ -73,7 +84,9 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) =>
         done(null, Object.fromEntries(new URLSearchParams(body as string))),
       );
-      scope.addHook('onRequest', async (_request, reply) => void reply.headers(SECURITY_HEADERS));
+      scope.addHook('onRequest', async (request, reply) =>
+        void reply.headers({ ...SECURITY_HEADERS, 'content-security-policy': contentSecurityPolicy(request, ctx.config.publicUrl) }),
+      );
       scope.addHook('onRequest', hooks.onRequest);
       scope.addHook('preHandler', hooks.preHandler);
       // Before the server waits for its connections to end: an open stream would hold it forever.

@@ -134,6 +134,22 @@ for (const dialect of dialects) {
       await page.context().close();
     });
 
+    it("runs only its own assets' scripts: a script a sender attached, downloaded from the same origin, is refused", async () => {
+      const script = Buffer.from('document.title = "ran";').toString('base64');
+      const { data } = await t.resend.emails.send({ from: 'a@example.com', to: 'b@example.org', subject: 'Script', text: 'x', attachments: [{ filename: 'x.js', content: script, contentType: 'text/javascript' }] });
+      const [attachment] = (await t.resend.emails.attachments.list({ emailId: data!.id })).data!.data;
+      const link = new URL(attachment!.download_url);
+      const page = await signedIn(browser, t);
+      const csp = (await page.goto('/dashboard/emails'))!.headers()['content-security-policy']!;
+      assert.match(csp, new RegExp(`script-src ${t.url}/dashboard/assets/;`));
+      const violations: string[] = [];
+      page.on('console', (message) => message.type() === 'error' && violations.push(message.text()));
+      await assert.rejects(page.addScriptTag({ url: `${link.pathname}${link.search}` }), /Content Security Policy|Failed to load/i);
+      assert.notEqual(await page.title(), 'ran');
+      assert.ok(violations.some((text) => /Content Security Policy/.test(text)), violations.join('\n'));
+      await page.context().close();
+    });
+
     it('refuses a sending-access key, a change without the CSRF token, and everything after sign-out', async () => {
       const { data: sending } = await t.resend.apiKeys.create({ name: 'sender', permission: 'sending_access' });
       const context = await browser.newContext({ baseURL: t.url });

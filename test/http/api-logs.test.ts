@@ -120,6 +120,26 @@ for (const dialect of dialects) {
       assert.ok(!raw.includes('/logs') && !raw.includes('/metrics') && !raw.includes('/health'));
     });
 
+    it('redacts share links and attachment download links, which are their own credentials', async () => {
+      const content = Buffer.from('file').toString('base64');
+      const { data } = await t.resend.emails.send({ ...email, subject: 'Shared', text: 'x', attachments: [{ filename: 'a.txt', content }] });
+      const share = (await (await t.fetch(`/emails/${data!.id}/share`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { url: string };
+      const files = (await (await t.fetch(`/emails/${data!.id}/attachments`)).json()) as { data: { download_url: string }[] };
+      const links = [share.url, files.data[0]!.download_url];
+      assert.ok(links.every((link) => link.startsWith('http')));
+      const logs = await eventually(async () => {
+        const { data: page } = await t.resend.logs.list({ limit: 100 });
+        const mine = page!.data.filter((log) => log.endpoint.startsWith(`/emails/${data!.id}/`));
+        return mine.length === 2 && mine;
+      });
+      for (const log of logs) {
+        const body = (await t.resend.logs.get(log.id)).data!.response_body as { url?: string; data?: { download_url: string }[] };
+        assert.equal(body.url ?? body.data![0]!.download_url, REDACTED);
+      }
+      const raw = JSON.stringify(await t.ctx.db.selectFrom('api_logs').selectAll().execute());
+      for (const link of links) assert.ok(!raw.includes(link.slice(-30)), `${link} is in the logs`);
+    });
+
     it('pages newest first with limit, after and before, and answers 404 for an unknown log', async () => {
       const all = await logsOnceThere(t, 6);
       const first = (await t.resend.logs.list({ limit: 2 })).data!;

@@ -169,6 +169,19 @@ for (const dialect of dialects) {
       assert.equal(await rowCount(t, 'received_emails'), before);
     });
 
+    it('refuses for good a message that can never be read (554 5.6.0) or whose header is too large (552 5.3.4), and stores nothing', async () => {
+      const before = await rowCount(t, 'received_emails');
+      // Large enough to be read on the reader thread: its refusal comes back as the same reply.
+      const parts = Array.from({ length: 1100 }, (_, i) => `--b\r\nContent-Type: text/plain\r\n\r\n${i}${'.'.repeat(60)}\r\n`).join('');
+      const bomb = `From: a@sender.test\r\nTo: bomb@inbox.test\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n${parts}--b--\r\n`;
+      const send = (raw: string) => sendTo(inbound.port, { envelope: { from: 'a@sender.test', to: 'bomb@inbox.test' }, raw });
+      assert.ok(bomb.length > INLINE_BYTES);
+      await assert.rejects(send(bomb), (error: any) => error.responseCode === 554 && /^554 5\.6\.0 The message cannot be read: Max allowed child nodes exceeded/.test(error.response));
+      const folded = `From: a@sender.test\r\nSubject: x${'\r\n '.repeat(5001)}\r\n\r\nbody\r\n`;
+      await assert.rejects(send(folded), (error: any) => error.responseCode === 552 && /^552 5\.3\.4 Message header too large: at most 5000 lines/.test(error.response));
+      assert.equal(await rowCount(t, 'received_emails'), before);
+    });
+
     it('limits recipients per message (452) and connections per client address (421)', async () => {
       const sent = await sendTo(inbound.port, { from: 'a@sender.test', to: ['r1@inbox.test', 'r2@inbox.test', 'r3@inbox.test', 'r4@inbox.test'], subject: 'many', text: 'x' });
       assert.deepEqual(sent.rejected, ['r4@inbox.test']);

@@ -11,10 +11,14 @@ export const REDACTED = '[redacted]';
  */
 export const SECRET_NAMES = ['token', 'secret', 'password', 'private_key'] as const;
 
+/** Fields named exactly so are links that are their own credential: a shared email's `url`, an attachment's `download_url`. */
+export const LINK_NAMES = ['url', 'download_url'] as const;
+
 /** The fields replaced in each item of an `attachments` list: the file itself. */
 export const ATTACHMENT_FIELDS = ['content'] as const;
 
 const SECRET = new RegExp(SECRET_NAMES.join('|'), 'i');
+const isSecret = (key: string) => SECRET.test(key) || (LINK_NAMES as readonly string[]).includes(key);
 const isAttachmentField = (key: string) => (ATTACHMENT_FIELDS as readonly string[]).includes(key);
 
 /** What a log keeps of a body still over the limit once redacted and cut. */
@@ -52,7 +56,7 @@ function redactedWithin(value: unknown, limit: number, longest = Infinity): stri
     const out: Record<string, unknown> = {};
     for (const [key, field] of Object.entries(item)) {
       spend(key.length + 4);
-      if (field !== null && field !== undefined && (SECRET.test(key) || (attachment && isAttachmentField(key)))) out[key] = REDACTED;
+      if (field !== null && field !== undefined && (isSecret(key) || (attachment && isAttachmentField(key)))) out[key] = REDACTED;
       else if (key === 'attachments' && Array.isArray(field)) {
         spend(2);
         out[key] = field.map((entry) => copy(entry, true));
@@ -85,7 +89,7 @@ export function redactedJson(value: unknown, limit: number): string {
  * Text that names none of these cannot hold what redaction replaces: it is kept as it is, unparsed. An
  * escape (`\u`) could spell a name in other letters, so it sends the text the long way too.
  */
-const MAY_HOLD_SECRET = new RegExp([...SECRET_NAMES, '"attachments"', '\\\\u'].join('|'), 'i');
+const MAY_HOLD_SECRET = new RegExp([...SECRET_NAMES, ...LINK_NAMES.map((name) => `"${name}"`), '"attachments"', '\\\\u'].join('|'), 'i');
 
 /**
  * The same of JSON text (a request as parsed, a response as serialized): text within the limit that

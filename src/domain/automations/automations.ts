@@ -2,7 +2,7 @@
 // it current; runs keep the version they started on, so a run in progress finishes as it began.
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
-import { AppError, invalidField, missingField, notFound } from '../../errors.ts';
+import { AppError, clip, invalidField, missingField, notFound } from '../../errors.ts';
 import { isUuid, newId } from '../../ids.ts';
 import { cancelRuns, findOpenSteps } from '../../store/automation-runs.ts';
 import * as store from '../../store/automations.ts';
@@ -39,7 +39,7 @@ async function checkReferences(ctx: Context, graph: Graph): Promise<void> {
   for (const step of graph.steps) {
     if (step.type === 'send_email') {
       const version = (await findPublishedTemplate(ctx.db, step.config.template.id))?.version;
-      if (!version) throw new AppError('validation_error', `Invalid step \`${step.key}\`: no published template has the id or alias \`${step.config.template.id}\`.`);
+      if (!version) throw new AppError('validation_error', `Invalid step \`${step.key}\`: no published template has the id or alias \`${clip(step.config.template.id)}\`.`);
       for (const field of ['from', 'subject'] as const) {
         if (step.config[field] === undefined && !version[field]) {
           throw new AppError('validation_error', `Invalid step \`${step.key}\`: no \`${field}\`: give \`config.${field}\`, or set the template's.`);
@@ -47,7 +47,7 @@ async function checkReferences(ctx: Context, graph: Graph): Promise<void> {
       }
     }
     if (step.type === 'add_to_segment' && !(await findSegmentIds(ctx.db, [step.config.segment_id.toLowerCase()])).size) {
-      throw new AppError('validation_error', `Invalid step \`${step.key}\`: there is no segment with id \`${step.config.segment_id}\`.`);
+      throw new AppError('validation_error', `Invalid step \`${step.key}\`: there is no segment with id \`${clip(step.config.segment_id)}\`.`);
     }
   }
 }

@@ -18,6 +18,8 @@ export type Payload = Record<string, unknown>;
 
 const MAX_NAME = 255;
 const MAX_FIELDS = 100;
+/** A field name is a key of the payload, and named in rules as `event.<key>`: as long as a property's. */
+const MAX_FIELD_NAME = 100;
 
 /** An event's name as given: 1 to 255 characters, not `resend:`. */
 export function checkEventName(name: unknown, field = 'name'): string {
@@ -33,6 +35,7 @@ function checkSchema(schema: unknown): EventSchema | null {
   const entries = Object.entries(schema);
   if (entries.length > MAX_FIELDS) throw invalidField('schema', `at most ${MAX_FIELDS} fields.`);
   for (const [key, type] of entries) {
+    if (key.length > MAX_FIELD_NAME) throw invalidField(`schema.${key}`, `a field name is at most ${MAX_FIELD_NAME} characters.`);
     if (!FIELD_TYPES.includes(type as FieldType)) throw invalidField(`schema.${key}`, 'the type must be "string", "number", "boolean" or "date".');
   }
   return schema as EventSchema;

@@ -1,7 +1,7 @@
 // An automation's graph: its steps (each with a unique key, a type and that type's config) and the
 // connections between them. `checkGraph` is every rule a graph must meet before it is stored; each
 // refusal is a 422 naming the offending step (or connection).
-import { AppError } from '../../errors.ts';
+import { AppError, clip } from '../../errors.ts';
 import { parseDuration } from '../../durations.ts';
 import { ruleProblem, type Rule } from './rules.ts';
 
@@ -100,7 +100,7 @@ function checkSendEmail(config: Record<string, unknown>, key: string): void {
     if (!isObject(template.variables)) throw stepError(key, '`config.template.variables` must be an object.');
     for (const [name, value] of Object.entries(template.variables)) {
       if (!(['string', 'number', 'boolean'].includes(typeof value) || isVar(value))) {
-        throw stepError(key, `\`config.template.variables.${name}\` must be a string, a number, a boolean or {"var": "event.<key>" | "contact.<field>"}.`);
+        throw stepError(key, `\`config.template.variables.${clip(name)}\` must be a string, a number, a boolean or {"var": "event.<key>" | "contact.<field>"}.`);
       }
     }
   }
@@ -123,7 +123,7 @@ function checkContactUpdate(config: Record<string, unknown>, key: string): void 
     if (!isObject(config.properties)) throw stepError(key, '`config.properties` must be an object.');
     for (const [name, value] of Object.entries(config.properties)) {
       if (!(value === null || ['string', 'number', 'boolean'].includes(typeof value) || isVar(value))) {
-        throw stepError(key, `\`config.properties.${name}\` must be a string, a number, a boolean, null or {"var": ...}.`);
+        throw stepError(key, `\`config.properties.${clip(name)}\` must be a string, a number, a boolean, null or {"var": ...}.`);
       }
     }
   }
@@ -231,7 +231,7 @@ export function checkGraph(stepsInput: unknown, connectionsInput: unknown): Grap
   });
   const triggers = steps.filter((s) => s.type === 'trigger');
   if (triggers.length !== 1) {
-    throw new AppError('validation_error', `Invalid \`steps\` field: an automation has exactly one \`trigger\` step (found ${triggers.length}${triggers.length > 1 ? `: ${triggers.map((t) => t.key).join(', ')}` : ''}).`);
+    throw new AppError('validation_error', `Invalid \`steps\` field: an automation has exactly one \`trigger\` step (found ${triggers.length}${triggers.length > 1 ? `: ${clip(triggers.map((t) => t.key).join(', '))}` : ''}).`);
   }
   const byKey = new Map(steps.map((s) => [s.key, s]));
   const seen = new Set<string>();
@@ -241,9 +241,9 @@ export function checkGraph(stepsInput: unknown, connectionsInput: unknown): Grap
       throw new AppError('validation_error', `Invalid \`${at}\`: \`from\` and \`to\` are required: the keys of two steps.`);
     }
     const from = byKey.get(input.from);
-    if (!from) throw new AppError('validation_error', `Invalid \`${at}\`: no step has the key \`${input.from}\` (from).`);
+    if (!from) throw new AppError('validation_error', `Invalid \`${at}\`: no step has the key \`${clip(input.from)}\` (from).`);
     const to = byKey.get(input.to);
-    if (!to) throw new AppError('validation_error', `Invalid \`${at}\`: no step has the key \`${input.to}\` (to).`);
+    if (!to) throw new AppError('validation_error', `Invalid \`${at}\`: no step has the key \`${clip(input.to)}\` (to).`);
     const type = (input.type ?? 'default') as ConnectionType;
     if (!CONNECTION_TYPES.includes(type)) throw new AppError('validation_error', `Invalid \`${at}\`: \`type\` must be one of ${CONNECTION_TYPES.join(', ')}.`);
     if (!OUTGOING[from.type].includes(type)) {

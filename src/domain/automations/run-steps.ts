@@ -4,7 +4,7 @@
 // rows and jobs), so a crash repeats a step whole or not at all.
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
-import { AppError } from '../../errors.ts';
+import { AppError, clip } from '../../errors.ts';
 import { parseDuration } from '../../durations.ts';
 import { newId } from '../../ids.ts';
 import * as runs from '../../store/automation-runs.ts';
@@ -207,7 +207,7 @@ async function work(ctx: Context, step: Step, run: runs.RunRow): Promise<Outcome
       return { status: 'completed', output: { contact_id: contact.id }, branch: 'default', write: (tx) => removeContact(ctx, tx, contact) };
     case 'add_to_segment': {
       const segment = await findSegment(ctx.db, step.config.segment_id.toLowerCase());
-      if (!segment) return failed(new AppError('not_found', `Segment ${step.config.segment_id} not found`));
+      if (!segment) return failed(new AppError('not_found', `Segment ${clip(step.config.segment_id)} not found`));
       if (!contact) return { status: 'skipped', output: { reason: 'The contact was deleted.' }, branch: 'default' };
       return {
         status: 'completed',

@@ -1,7 +1,8 @@
 // Bounce and complaint reports that arrive by mail: matched to the email and recipient they are
 // about, classified, and recorded in one transaction before the inbound server answers 250. A report
 // that cannot be read or matched is logged and dropped: it is accepted all the same (a refusal would
-// only bounce the bounce) and it never suppresses anyone.
+// only bounce the bounce) and it never suppresses anyone. Only a VERP address, signed for the one
+// recipient, is proof enough to suppress or unsubscribe: a Message-ID is known to every recipient.
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { bounceOf } from '../../delivery/outcomes.ts';
@@ -12,7 +13,7 @@ import * as emails from '../../store/emails.ts';
 import { recordEvents, type EmailState } from '../events/email-events.ts';
 import { unsubscribeContact } from '../recipients/unsubscribe.ts';
 import { suppress } from '../suppressions/suppressions.ts';
-import { readReport, type DsnRecipient, type Report } from './report.ts';
+import type { DsnRecipient, Report } from './report.ts';
 import { readBounceAddress, signedRecipient, verpKey } from './verp.ts';
 
 /** What a report does to one recipient of one email. */
@@ -96,6 +97,11 @@ function effectsOf(report: Report, match: Match): Effect[] {
   });
 }
 
+/** What a report matched by Message-ID alone records: its events, marked so, and never a suppression. */
+function unverified(effect: Effect): Effect {
+  return { recipient: effect.recipient, state: effect.state, response: `${effect.response} (unverified: matched by Message-ID, not by a VERP address)` };
+}
+
 /** Records the effects in the caller's transaction: events, suppressions, and a complainer unsubscribed. */
 async function recordEffects(ctx: Context, tx: Tx, email: emails.EmailRow, effects: Effect[], at: string): Promise<void> {
   await recordEvents(ctx, tx, email, effects.map((e) => ({ recipient: e.recipient, types: [e.state], response: e.response })), at);
@@ -108,9 +114,8 @@ async function recordEffects(ctx: Context, tx: Tx, email: emails.EmailRow, effec
   }
 }
 
-/** A report read and matched, ready to record; undefined (with the reason logged) when it is to be dropped. */
-export async function prepareReport(ctx: Context, raw: Buffer, bounceAddress: string | undefined): Promise<((tx: Tx, at: string) => Promise<void>) | undefined> {
-  const report = readReport(raw);
+/** A report (as the message reader read it) matched, ready to record; undefined (with the reason logged) when it is to be dropped. */
+export async function prepareReport(ctx: Context, report: Report | undefined, bounceAddress: string | undefined): Promise<((tx: Tx, at: string) => Promise<void>) | undefined> {
   const log = (reason: string) => ctx.log.info({ to: bounceAddress }, `inbound report ignored: ${reason}`);
   if (!report) {
     // Mail to a receiving domain that is no report is simply mail; only a bounce address expects one.
@@ -119,13 +124,14 @@ export async function prepareReport(ctx: Context, raw: Buffer, bounceAddress: st
   }
   const match = await matchReport(ctx, report, bounceAddress);
   if (typeof match === 'string') return void log(match);
-  const effects = effectsOf(report, match);
+  const matched = effectsOf(report, match);
+  const effects = match.signed ? matched : matched.map(unverified);
   if (effects.length === 0) return void log(`nothing to record for email ${match.email.id}`);
   return (tx, at) => recordEffects(ctx, tx, match.email, effects, at);
 }
 
 /** Takes a message sent to a VERP bounce address: its report recorded and committed, or dropped with a log line. */
 export async function receiveReport(ctx: Context, raw: Buffer, bounceAddress: string): Promise<void> {
-  const record = await prepareReport(ctx, raw, bounceAddress);
+  const record = await prepareReport(ctx, await ctx.reader.report(raw), bounceAddress);
   if (record) await ctx.writer.transaction((tx) => record(tx, toTimestamp(ctx.clock.now())));
 }

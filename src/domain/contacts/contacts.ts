@@ -2,7 +2,7 @@ import { logEvents } from '../events/event-log.ts';
 import { contactEvent } from './contact-events.ts';
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
-import { AppError, missingField, notFound } from '../../errors.ts';
+import { AppError, clip, missingField, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import * as contacts from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
@@ -116,7 +116,7 @@ export async function checkContactChanges(ctx: Context, input: UpdateContactInpu
 /** Writes checked changes of a contact in `tx`, with its contact.updated event. */
 export async function writeContactChanges(ctx: Context, tx: Tx, contact: contacts.ContactRow, { fields, properties }: ContactChanges): Promise<void> {
   const owner = fields.email === undefined ? undefined : await contacts.findContactByEmail(tx, fields.email);
-  if (owner && owner.id !== contact.id) throw new AppError('validation_error', `Another contact has the email ${fields.email}.`);
+  if (owner && owner.id !== contact.id) throw new AppError('validation_error', `Another contact has the email ${clip(owner.email)}.`);
   await contacts.updateContact(tx, contact.id, fields);
   await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contact.id, ...p })));
   await contacts.deletePropertyValues(tx, contact.id, properties.unset);

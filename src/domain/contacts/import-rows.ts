@@ -30,7 +30,8 @@ export interface ImportRow {
 const FIELDS = ['email', 'first_name', 'last_name', 'unsubscribed'] as const;
 const TRUE = new Set(['true', '1', 'yes', 'y']);
 const FALSE = new Set(['false', '0', 'no', 'n']);
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+/** A decimal number; each digit can belong to one place only, so the pattern never backtracks. */
+const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /** "First Name", "first-name" and "first_name" all name the field first_name. */
 const fieldName = (column: string) => column.trim().toLowerCase().replace(/[\s-]+/g, '_');

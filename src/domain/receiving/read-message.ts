@@ -1,11 +1,15 @@
 import { authenticate } from 'mailauth';
 import { simpleParser, type AddressObject, type HeaderLines } from 'mailparser';
+import { AppError, clip } from '../../errors.ts';
 import type { Authentication } from '../../store/received-emails.ts';
+import { readReport, type Report } from '../bounces/report.ts';
 import type { Resolve } from './dns-cache.ts';
 import type { Mailbox } from '../recipients/addresses.ts';
 
 // What a message says (mailparser) and, for a received one, whether its sender is who it claims
-// (mailauth: SPF, DKIM, DMARC). Pure: the reader thread runs it beside the event loop.
+// (mailauth: SPF, DKIM, DMARC) and whether it is a bounce or complaint report. Pure: the reader thread
+// runs it beside the event loop. What cannot be read is refused for good (554 5.6.0): the sender's
+// retries would read the same bytes.
 
 /** How the message came: the SMTP session's facts SPF and the stored row need. */
 export interface Envelope {
@@ -51,6 +55,38 @@ export interface ReadMessage extends Omit<ParsedMessage, 'from' | 'to' | 'cc' | 
   bcc: string[];
   reply_to: string[];
   authentication: Authentication;
+  /** The bounce or complaint report it is, if any (bounces/report.ts). */
+  report: Report | undefined;
+}
+
+/** The most a message's header block may hold: mailparser reads no more than 1 MB of it anyway. */
+export const MAX_HEADER_BYTES = 1024 * 1024;
+/** The most lines it may have: mailauth reads a header in time that grows with the square of its lines. */
+export const MAX_HEADER_LINES = 5000;
+
+/**
+ * Refuses a message whose header block passes MAX_HEADER_BYTES or MAX_HEADER_LINES (552 5.3.4), before
+ * any parser reads it. One pass of native searches over at most a megabyte.
+ */
+export function checkHeaderSize(raw: Buffer): void {
+  const end = Math.min(raw.length, MAX_HEADER_BYTES + 4);
+  let lines = 0;
+  for (let at = raw.indexOf(10); at !== -1 && at < end; at = raw.indexOf(10, at + 1)) {
+    // A blank line ends the header block.
+    if (raw[at + 1] === 10 || (raw[at + 1] === 13 && raw[at + 2] === 10)) return;
+    if (++lines > MAX_HEADER_LINES) break;
+  }
+  if (lines <= MAX_HEADER_LINES && raw.length <= MAX_HEADER_BYTES) return;
+  throw new AppError('payload_too_large', `Message header too large: at most ${MAX_HEADER_LINES} lines and ${MAX_HEADER_BYTES / 1024 / 1024} MB.`);
+}
+
+/** Runs a library's reading of the message: whatever it throws is the message's fault, and final. */
+async function unreadable<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw new AppError('validation_error', `The message cannot be read: ${clip(String((error as Error).message ?? error))}`);
+  }
 }
 
 /** The mailboxes of a header, groups flattened; a display name as decoded, undefined when none. */
@@ -87,7 +123,12 @@ function dkimVerdict(results: { status: { result: string } }[]): string {
  * and no text part gets a text made from its html (received mail); else its text is what it has.
  */
 export async function parseMessage(raw: Buffer, textFromHtml = false): Promise<ParsedMessage> {
-  const parsed = await simpleParser(raw, { keepCidLinks: true, skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: !textFromHtml });
+  checkHeaderSize(raw);
+  return parseChecked(raw, textFromHtml);
+}
+
+async function parseChecked(raw: Buffer, textFromHtml: boolean): Promise<ParsedMessage> {
+  const parsed = await unreadable(() => simpleParser(raw, { keepCidLinks: true, skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: !textFromHtml }));
   return {
     from: mailboxes(parsed.from),
     to: mailboxes(parsed.to),
@@ -110,19 +151,22 @@ export async function parseMessage(raw: Buffer, textFromHtml = false): Promise<P
   };
 }
 
-/** Parses and authenticates a received message (SPF, DKIM and DMARC by mailauth). */
+/** Parses and authenticates a received message (SPF, DKIM and DMARC by mailauth), and reads the report it is. */
 export async function readMessage(raw: Buffer, envelope: Envelope, resolve: Resolve, mta: string): Promise<ReadMessage> {
+  checkHeaderSize(raw);
   const [parsed, auth] = await Promise.all([
-    parseMessage(raw, true),
-    authenticate(raw, {
-      ip: envelope.clientAddress,
-      helo: envelope.helo,
-      sender: envelope.from,
-      mta,
-      disableArc: true,
-      disableBimi: true,
-      resolver: resolve as (name: string, type: string) => Promise<never>,
-    }),
+    parseChecked(raw, true),
+    unreadable(() =>
+      authenticate(raw, {
+        ip: envelope.clientAddress,
+        helo: envelope.helo,
+        sender: envelope.from,
+        mta,
+        disableArc: true,
+        disableBimi: true,
+        resolver: resolve as (name: string, type: string) => Promise<never>,
+      }),
+    ),
   ]);
   return {
     ...parsed,
@@ -136,5 +180,6 @@ export async function readMessage(raw: Buffer, envelope: Envelope, resolve: Reso
       dkim: dkimVerdict(auth.dkim.results),
       dmarc: auth.dmarc ? auth.dmarc.status.result : 'none',
     },
+    report: readReport(raw),
   };
 }

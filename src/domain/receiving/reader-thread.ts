@@ -1,26 +1,32 @@
-// A worker thread that parses and authenticates received messages (and parses submitted ones), so that this CPU work (and a large
-// message's decoding) runs beside the event loop.
+// A worker thread that reads messages (received ones parsed and authenticated, submitted ones parsed,
+// reports to bounce addresses read), so that this CPU work (and a large message's decoding) runs beside
+// the event loop.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createResolver } from '../../dns.ts';
 import { asBuffer, describeError, movable } from '../../threads.ts';
+import { readReport } from '../bounces/report.ts';
 import { cachedResolve } from './dns-cache.ts';
 import { parseMessage, readMessage, type Envelope } from './read-message.ts';
 
-export interface ReadRequest {
-  id: number;
-  raw: Uint8Array;
-  /** A received message's envelope, to authenticate it by; none: parse only. */
-  envelope?: Envelope;
-}
+/** What the thread is asked to read, and how. */
+export type ReadJob = { raw: Uint8Array } & ({ kind: 'read'; envelope: Envelope } | { kind: 'parse' } | { kind: 'report' });
+
+type ReadRequest = ReadJob & { id: number };
 
 const { dnsServers, mta } = workerData as { dnsServers: string[] | undefined; mta: string };
 const resolve = cachedResolve(createResolver(dnsServers));
 
-parentPort!.on('message', async ({ id, raw, envelope }: ReadRequest) => {
+async function answer(request: ReadRequest) {
+  const raw = asBuffer(request.raw);
+  if (request.kind === 'report') return readReport(raw);
+  return request.kind === 'read' ? readMessage(raw, request.envelope, resolve, mta) : parseMessage(raw);
+}
+
+parentPort!.on('message', async (request: ReadRequest) => {
   try {
-    const message = envelope ? await readMessage(asBuffer(raw), envelope, resolve, mta) : await parseMessage(asBuffer(raw));
-    parentPort!.postMessage({ id, value: message }, movable(message.attachments.map((a) => a.content)));
+    const value = await answer(request);
+    parentPort!.postMessage({ id: request.id, value }, movable(value && 'attachments' in value ? value.attachments.map((a) => a.content) : []));
   } catch (error) {
-    parentPort!.postMessage({ id, error: describeError(error) });
+    parentPort!.postMessage({ id: request.id, error: describeError(error) });
   }
 });

@@ -37,7 +37,7 @@ function receivedEvent(email: ReceivedEmailRow, attachments: ReceivedAttachmentR
  * that transaction too. Resolves once committed: only then may the server answer 250.
  */
 export async function receiveMessage(ctx: Context, id: string, raw: Buffer, envelope: Envelope): Promise<void> {
-  const { attachments: parts, ...message } = await ctx.reader.read(raw, envelope);
+  const { attachments: parts, report: read, ...message } = await ctx.reader.read(raw, envelope);
   const email: ReceivedEmailRow = {
     ...message,
     id,
@@ -51,7 +51,7 @@ export async function receiveMessage(ctx: Context, id: string, raw: Buffer, enve
     const content = asBuffer(a.content);
     return { ...a, id: newId(), email_id: id, position, size: content.length, content };
   });
-  const report = await prepareReport(ctx, raw, undefined);
+  const report = await prepareReport(ctx, read, undefined);
   await ctx.writer.transaction(async (tx) => {
     await insertReceivedEmail(tx, email, raw, attachments);
     await logEvents(ctx, tx, [receivedEvent(email, attachments)], email.created_at);

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.ts';
-import { AppError } from '../../errors.ts';
+import { AppError, clip } from '../../errors.ts';
 import type { SendEmailInput } from '../emails/email-input.ts';
 import { findPublishedTemplate, type TemplateVariable } from '../../store/templates.ts';
 import { MAX_RENDERED_LENGTH, parseTemplate, renderTemplate, type ParsedTemplate, type Value } from './render-template.ts';
@@ -45,9 +45,9 @@ export async function applyTemplate(
     throw new AppError('validation_error', 'The `html` and `text` fields cannot be used together with `template`: the template gives them.');
   }
   const found = await findPublishedTemplate(ctx.db, template.id);
-  if (!found) throw new AppError('validation_error', `Template \`${template.id}\` not found.`);
+  if (!found) throw new AppError('validation_error', `Template \`${clip(template.id)}\` not found.`);
   const version = found.version;
-  if (!version) throw new AppError('validation_error', `Template \`${template.id}\` is not published; publish it before sending with it.`);
+  if (!version) throw new AppError('validation_error', `Template \`${clip(template.id)}\` is not published; publish it before sending with it.`);
 
   const declared = new Map(version.variables.map((v) => [v.key, v]));
   const values = supplied(template.variables ?? {}, declared);

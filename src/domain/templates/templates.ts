@@ -1,6 +1,6 @@
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
-import { AppError, notFound } from '../../errors.ts';
+import { AppError, clip, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { isUniqueViolation, type Tx } from '../../store/db.ts';
 import type { PageRequest } from '../../store/paginate.ts';
@@ -17,7 +17,7 @@ async function writeWithAlias<T>(ctx: Context, alias: string | null | undefined,
     return await ctx.writer.transaction(write);
   } catch (error) {
     if (alias && isUniqueViolation(error)) {
-      throw new AppError('validation_error', `A template with the alias \`${alias}\` already exists.`);
+      throw new AppError('validation_error', `A template with the alias \`${clip(alias)}\` already exists.`);
     }
     throw error;
   }

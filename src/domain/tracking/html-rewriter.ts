@@ -21,7 +21,15 @@ export function escapeAttribute(value: string): string {
 }
 
 const LINK_TAGS = new Set(['a', 'area']);
-const ASCII_WHITESPACE = /^[\t\n\f\r ]+|[\t\n\f\r ]+$/g;
+const ASCII_WHITESPACE = new Set(['\t', '\n', '\f', '\r', ' ']);
+
+/** The URL an href holds: without ASCII whitespace around it (by hand: a trimming pattern backtracks on long runs). */
+function trimHref(value: string): string {
+  let [start, end] = [0, value.length];
+  while (start < end && ASCII_WHITESPACE.has(value[start]!)) start++;
+  while (end > start && ASCII_WHITESPACE.has(value[end - 1]!)) end--;
+  return value.slice(start, end);
+}
 
 /** Whether `href` is an absolute http(s) URL, the only links a redirect stands in for. */
 export function isWebLink(href: string): boolean {
@@ -72,10 +80,11 @@ export function rewriteHtml(html: string, rewrite: Rewrite): string {
 
 /**
  * Adds to `splices` the new hrefs of `html`'s links, at their positions in the whole (`html` starts at
- * `offset` in it), reading a conditional comment's content the same way; answers where the last
- * `</body>` and `</html>` start (-1: none).
+ * `offset` in it), reading a conditional comment's content the same way (one level: comments do not
+ * nest, and reading `<!--[if` inside one again would read the rest once per level); answers where the
+ * last `</body>` and `</html>` start (-1: none).
  */
-function scan(html: string, offset: number, rewrite: Rewrite, splices: Splice[]): { bodyEnd: number; htmlEnd: number } {
+function scan(html: string, offset: number, rewrite: Rewrite, splices: Splice[], nested = false): { bodyEnd: number; htmlEnd: number } {
   let inHead = false;
   let tag = '';
   let seenHref = false;
@@ -92,15 +101,15 @@ function scan(html: string, offset: number, rewrite: Rewrite, splices: Splice[])
       onattribute(name, value) {
         if (name !== 'href' || !isLinkTag(tag) || seenHref) return;
         seenHref = true;
-        const href = value.replace(ASCII_WHITESPACE, '');
+        const href = trimHref(value);
         const target = !inHead && rewrite.link && isWebLink(href) ? rewrite.link(href) : undefined;
         if (target !== undefined) splices.push({ start: offset + parser.startIndex, end: offset + parser.endIndex, text: `href="${escapeAttribute(target)}"` });
       },
       oncomment(data) {
-        if (inHead || !rewrite.link || !CONDITIONAL.test(data)) return;
+        if (nested || inHead || !rewrite.link || !CONDITIONAL.test(data)) return;
         // Only a real comment's content lies right after `<!--` (htmlparser2 reports CDATA as a comment too).
         const at = parser.startIndex + COMMENT_OPEN.length;
-        if (html.startsWith(COMMENT_OPEN, parser.startIndex) && html.startsWith(data, at)) scan(data, offset + at, rewrite, splices);
+        if (html.startsWith(COMMENT_OPEN, parser.startIndex) && html.startsWith(data, at)) scan(data, offset + at, rewrite, splices, true);
       },
       onclosetag(name, implied) {
         if (name === 'head') inHead = false;

@@ -22,8 +22,16 @@ const DownloadQuery = Type.Object({
   signature: Type.Optional(Str(MAX.short, 'The HMAC of kind, id and expires')),
 });
 
-/** A type Node can write as a header; a stored one that is not falls back to bytes. */
-const headerType = (type: string) => (/^[\x20-\x7e]+$/.test(type) ? type : 'application/octet-stream');
+/**
+ * The type a file is served as: its own when it is an image (not SVG, which can hold script), a PDF or
+ * plain text, bytes for anything else, so that a sender-chosen `text/javascript` or `text/html` on this
+ * origin is never anything a browser runs, whatever else fails.
+ */
+function servedType(type: string): string {
+  const essence = type.split(';')[0]!.trim().toLowerCase();
+  const shown = (essence.startsWith('image/') && !essence.startsWith('image/svg')) || essence === 'application/pdf' || essence === 'text/plain';
+  return shown && /^[\x20-\x7e]+$/.test(type) ? type : 'application/octet-stream';
+}
 
 /** The signed download links of attachments (public: the signature is the credential, docs/api.md). */
 export function downloadRoutes(app: App, ctx: Context): void {
@@ -37,7 +45,7 @@ export function downloadRoutes(app: App, ctx: Context): void {
         querystring: DownloadQuery,
         response: {
           200: {
-            description: 'The file, with its own Content-Type, as an attachment',
+            description: 'The file as an attachment: with its own Content-Type when an image, a PDF or plain text, else application/octet-stream',
             content: { '*/*': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
           },
         },
@@ -47,7 +55,7 @@ export function downloadRoutes(app: App, ctx: Context): void {
       const file = await downloads.openDownload(ctx, { ...request.params, ...request.query });
       return reply
         .headers(FILE_HEADERS)
-        .type(headerType(file.contentType))
+        .type(servedType(file.contentType))
         .header('content-disposition', attachmentDisposition(file.filename))
         .send(file.bytes);
     },

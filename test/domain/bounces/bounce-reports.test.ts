@@ -118,16 +118,31 @@ for (const dialect of dialects) {
       assert.equal((await t.resend.suppressions.get('target@example.com')).error?.statusCode, 404);
     });
 
-    it('matches a DSN sent to a receiving address by its original Message-ID: stored as received mail, and recorded', async () => {
+    it('records a DSN sent to a receiving address, matched by its original Message-ID, without suppressing anyone', async () => {
       await receivingDomain(t, 'inbox.test');
       const { id } = await delivered(['moved@example.com', 'kept@example.com']);
       const raw = await dsn('postmaster@inbox.test', `<${id}@example.com>`, [{ recipient: 'moved@example.com', action: 'failed', status: '5.1.6', diagnostic: 'smtp; 550 5.1.6 mailbox moved' }]);
       assert.match(await report('postmaster@inbox.test', raw), /^250/);
       await lastEvent(id, 'bounced');
       assert.deepEqual(await statuses(id), { 'moved@example.com': 'bounced', 'kept@example.com': 'delivered' });
-      assert.equal((await suppression('moved@example.com'))?.origin, 'bounce');
+      const { data: events } = (await t.fetch(`/emails/${id}/events`).then((r) => r.json())) as { data: { type: string; response: string }[] };
+      const bounced = events.find((e) => e.type === 'bounced')!;
+      assert.match(bounced.response, /^5\.1\.6 .*\(unverified: matched by Message-ID, not by a VERP address\)$/);
+      assert.equal((await t.resend.suppressions.get('moved@example.com')).error?.statusCode, 404, 'a Message-ID is no proof: nobody is suppressed');
       const { data: inbox } = await t.resend.emails.receiving.list();
-      assert.equal(inbox?.data.length, 1, 'kept as a received email too');
+      assert.ok(inbox?.data.some((m) => m.to.includes('postmaster@inbox.test')), 'kept as a received email too');
+    });
+
+    it('lets no one suppress or unsubscribe a co-recipient with a report quoting a Message-ID', async () => {
+      await receivingDomain(t, 'abuse-desk.test');
+      await t.resend.contacts.create({ email: 'victim@example.com' });
+      const { id } = await delivered(['victim@example.com', 'attacker@example.com']);
+      const forgedDsn = await dsn('abuse@abuse-desk.test', `<${id}@example.com>`, [{ recipient: 'victim@example.com', action: 'failed', status: '5.1.1' }]);
+      assert.match(await report('abuse@abuse-desk.test', forgedDsn), /^250/);
+      assert.match(await report('abuse@abuse-desk.test', await arf('abuse@abuse-desk.test', `<${id}@example.com>`, 'victim@example.com')), /^250/);
+      await lastEvent(id, 'complained');
+      assert.equal((await t.resend.suppressions.get('victim@example.com')).error?.statusCode, 404);
+      assert.equal((await t.resend.contacts.get('victim@example.com')).data!.unsubscribed, false);
     });
   });
 }

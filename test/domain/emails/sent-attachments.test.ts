@@ -58,7 +58,7 @@ for (const dialect of dialects) {
 
     it('retrieves one attachment, and downloads exactly its bytes with no API key', async () => {
       const list = (await t.resend.emails.attachments.list({ emailId })).data!.data;
-      for (const [item, bytes] of [[list[0]!, logo], [list[1]!, report]] as const) {
+      for (const [item, bytes, served] of [[list[0]!, logo, 'image/png'], [list[1]!, report, 'application/octet-stream']] as const) {
         const { data, error } = await t.resend.emails.attachments.get({ emailId, id: item.id });
         assert.equal(error, null);
         assert.equal(data!.object, 'attachment');
@@ -67,7 +67,7 @@ for (const dialect of dialects) {
         const response = await followLink(t, data!.download_url);
         assert.equal(response.status, 200);
         assert.deepEqual(Buffer.from(await response.arrayBuffer()), bytes);
-        assert.equal(response.headers.get('content-type'), item.content_type);
+        assert.equal(response.headers.get('content-type'), served, 'a CSV is served as bytes: only images, PDFs and plain text keep their type');
         assert.equal(response.headers.get('cache-control'), 'private, no-store');
         assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
       }
@@ -75,6 +75,17 @@ for (const dialect of dialects) {
       assert.equal(logoFile.headers.get('content-disposition'), 'attachment; filename="logo.png"');
       const reportFile = await followLink(t, list[1]!.download_url);
       assert.equal(reportFile.headers.get('content-disposition'), `attachment; filename="Report _Q1_ _.csv"; filename*=UTF-8''Report%20%22Q1%22%20%E2%82%AC.csv`);
+    });
+
+    it('serves a file as bytes unless it is an image (not SVG), a PDF or plain text, whatever type the sender chose', async () => {
+      const types = ['text/javascript', 'text/html', 'image/svg+xml', 'application/xhtml+xml', 'image/jpeg', 'application/pdf', 'text/plain; charset=utf-8'];
+      const { data } = await t.resend.emails.send({
+        ...base,
+        attachments: types.map((contentType, i) => ({ filename: `f${i}`, content: Buffer.from('alert(1)').toString('base64'), contentType })),
+      });
+      const list = (await t.resend.emails.attachments.list({ emailId: data!.id })).data!.data;
+      const served = await Promise.all(list.map(async (item) => (await followLink(t, item.download_url)).headers.get('content-type')));
+      assert.deepEqual(served, ['application/octet-stream', 'application/octet-stream', 'application/octet-stream', 'application/octet-stream', 'image/jpeg', 'application/pdf', 'text/plain; charset=utf-8']);
     });
 
     it('pages by attachment id with limit, after and before', async () => {
