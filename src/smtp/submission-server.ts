@@ -53,6 +53,8 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
   }
 
   async function onMailFrom(session: SMTPServerSession): Promise<void> {
+    // Only before STARTTLS, where AUTH is not offered (smtp-server asks for AUTH itself once it is).
+    if (!session.user) throw smtpError(530, '5.7.0 Must issue a STARTTLS command first, then AUTH');
     const key = await ctx.apiKeys.find((session.user as SessionUser).tokenHash);
     // A deleted key is answered at the end of DATA, as when it goes during a message.
     const limit = key && effectiveRateLimit(ctx, key);
@@ -92,7 +94,16 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
       size: MAX_MESSAGE_BYTES,
       authMethods: ['PLAIN', 'LOGIN'],
       allowInsecureAuth: submission.allowInsecureAuth,
-      onConnect: (session, callback) => (failures.blocked(session.remoteAddress) ? callback(tooManyFailures()) : limit.onConnect(session, callback)),
+      onConnect: (session, callback) => {
+        if (failures.blocked(session.remoteAddress)) return callback(tooManyFailures());
+        // AUTH is neither offered nor taken before TLS: a client that saw it offered would send its key in clear.
+        if (!session.secure && !submission.allowInsecureAuth) session.disabledCommands = ['AUTH'];
+        limit.onConnect(session, callback);
+      },
+      onSecure: (_socket, session, callback) => {
+        session.disabledCommands = undefined;
+        callback();
+      },
       onClose: (session) => limit.onClose(session),
       onAuth: (auth, session, callback) =>
         onAuth(auth, session).then((user) => callback(null, { user }), (error) => callback(asReply(ctx, error, 'checking a password'))),

@@ -5,6 +5,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
 import { dialects, eventually, followLink, rowCount, startApp, type TestApp } from '../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
+import { dialogue } from '../support/smtp-dialogue.ts';
 import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -212,11 +213,37 @@ for (const dialect of dialects) {
       assert.equal(await rowCount(t, 'emails'), before + 1);
     });
 
-    it('asks for AUTH (530), refuses AUTH before STARTTLS (538) and a wrong password (535), then refuses an address that keeps failing (421)', async () => {
+    it('offers AUTH only once TLS is up: before STARTTLS the EHLO reply has STARTTLS and no AUTH, which is not taken; after it, AUTH PLAIN LOGIN', async () => {
+      const client = await dialogue(starttls.port);
+      try {
+        const clear = await client.reply('EHLO client.test');
+        assert.ok(clear.includes('250-STARTTLS'), clear.join('\n'));
+        assert.deepEqual(clear.filter((line) => /AUTH/.test(line)), [], 'no AUTH offered in clear');
+        assert.match((await client.reply('AUTH LOGIN'))[0]!, /^5\d\d /, 'nor taken: no prompt for a username');
+        assert.deepEqual(await client.reply('MAIL FROM:<ada@example.com>'), ['530 5.7.0 Must issue a STARTTLS command first, then AUTH']);
+        await client.starttls();
+        const secure = await client.reply('EHLO client.test');
+        assert.ok(secure.includes('250-AUTH PLAIN LOGIN'), secure.join('\n'));
+        assert.ok(!secure.some((line) => /STARTTLS/.test(line)));
+        const plain = Buffer.from(`\0resend\0${t.token}`).toString('base64');
+        assert.match((await client.reply(`AUTH PLAIN ${plain}`))[0]!, /^235 /);
+      } finally {
+        client.close();
+      }
+      const implicitTls = await dialogue(implicit.port, { secure: true });
+      try {
+        assert.ok((await implicitTls.reply('EHLO client.test')).includes('250-AUTH PLAIN LOGIN'), 'implicit TLS offers AUTH at once');
+      } finally {
+        implicitTls.close();
+      }
+    });
+
+    it('asks for AUTH (530), takes none in clear (530: STARTTLS first), refuses a wrong password (535), then refuses an address that keeps failing (421)', async () => {
       const noAuth = await refusal(submissionClient(starttls.port, undefined).sendMail({ from: 'ada@example.com', to: 'bob@example.org', subject: 's', text: 'x' }));
       assert.equal(noAuth.code, 530);
+      // A client that does not do STARTTLS sees no AUTH offered, so it never sends its key.
       const insecure = await refusal(submissionClient(starttls.port, t.token, { ignoreTLS: true }).sendMail({ from: 'ada@example.com', to: 'b@example.org', text: 'x' }));
-      assert.equal(insecure.code, 538);
+      assert.deepEqual(insecure, { code: 530, response: '530 5.7.0 Must issue a STARTTLS command first, then AUTH' });
       const wrongUser = await refusal(submissionClient(starttls.port, t.token, { auth: { user: 'admin', pass: t.token } }).verify());
       assert.equal(wrongUser.code, 535);
       for (let i = 0; i < 2; i++) assert.equal((await refusal(submissionClient(starttls.port, 're_wrong').verify())).code, 535);
@@ -227,3 +254,29 @@ for (const dialect of dialects) {
     });
   });
 }
+
+describe('SMTP submission with SUBMISSION_ALLOW_INSECURE_AUTH=true', () => {
+  let t: TestApp;
+  let starttls: Awaited<ReturnType<typeof startSubmission>>;
+  before(async () => {
+    t = await startApp('sqlite', { worker: false, env: { SUBMISSION_ALLOW_INSECURE_AUTH: 'true' } });
+    starttls = await startSubmission(t);
+  });
+  after(async () => {
+    await starttls.close();
+    await t.close();
+  });
+
+  it('offers and takes AUTH before STARTTLS, as the operator chose for a loopback client', async () => {
+    const client = await dialogue(starttls.port);
+    try {
+      const clear = await client.reply('EHLO client.test');
+      assert.ok(clear.includes('250-AUTH PLAIN LOGIN'), clear.join('\n'));
+      const plain = Buffer.from(`\0resend\0${t.token}`).toString('base64');
+      assert.match((await client.reply(`AUTH PLAIN ${plain}`))[0]!, /^235 /);
+      assert.match((await client.reply('MAIL FROM:<ada@example.com>'))[0]!, /^250 /);
+    } finally {
+      client.close();
+    }
+  });
+});
