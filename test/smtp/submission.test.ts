@@ -196,7 +196,7 @@ for (const dialect of dialects) {
       };
       const wrongDomain = await refusal(send(bound!.token, { from: 'ada@example.com', to: 'bob@example.org', subject: 's', text: 'x' }));
       assert.equal(wrongDomain.code, 550);
-      assert.match(wrongDomain.response, /5\.7\.1 This API key can only send from the other\.example domain/);
+      assert.match(wrongDomain.response, /5\.7\.1 The From header: This API key can only send from the other\.example domain/);
       // The same key from its own domain is fine.
       assert.ok(idOf((await send(bound!.token, { from: 'ada@other.example', to: 'bob@example.org', subject: 's', text: 'x' })).response));
 
@@ -211,6 +211,41 @@ for (const dialect of dialects) {
       assert.equal(noFrom.code, 554);
       assert.match(noFrom.response, /no From header/);
       assert.equal(await rowCount(t, 'emails'), before + 1);
+    });
+
+    it('refuses a message that could show a domain its key may not send from: two From headers, a From of two mailboxes without a Sender, a Sender of another domain; each reply names the header', async () => {
+      const { data: own } = await t.resend.domains.create({ name: 'own.example' });
+      const { data: bound } = await t.resend.apiKeys.create({ name: 'own', permission: 'sending_access', domain_id: own!.id });
+      const before = await rowCount(t, 'emails');
+      const submit = (password: string, headers: string) => {
+        const client = submissionClient(starttls.port, password);
+        const raw = `${headers}To: bob@example.org\r\nSubject: who sent this\r\n\r\nhello\r\n`;
+        return client.sendMail({ envelope: { from: 'ada@own.example', to: ['bob@example.org'] }, raw }).finally(() => client.close());
+      };
+      const refused: [string, string, RegExp][] = [
+        ['two From headers, the other domain first', 'From: ceo@example.com\r\nFrom: ada@own.example\r\n', /^550 5\.7\.1 The message has 2 From headers; one is allowed\.$/],
+        ['a second From written "From :"', 'From: ada@own.example\r\nFrom : ceo@example.com\r\n', /^550 5\.7\.1 The message has 2 From headers; one is allowed\.$/],
+        ['a From of two mailboxes, no Sender', 'From: ada@own.example, ceo@example.com\r\n', /^550 5\.7\.1 The From header names 2 mailboxes; more than one needs a Sender header \(RFC 5322\)\.$/],
+        ['a From of two mailboxes, one of another domain', 'From: ada@own.example, ceo@example.com\r\nSender: ada@own.example\r\n', /^550 5\.7\.1 The From header: This API key can only send from the own\.example domain\.$/],
+        ['a Sender of another domain', 'From: ada@own.example\r\nSender: ceo@example.com\r\n', /^550 5\.7\.1 The Sender header: This API key can only send from the own\.example domain\.$/],
+        ['a Sender of another domain, by name', 'From: ada@own.example\r\nSender: "ada@own.example" <ceo@example.com>\r\n', /^550 5\.7\.1 The Sender header: This API key/],
+        ['two Sender headers', 'From: ada@own.example\r\nSender: ada@own.example\r\nSender: ceo@example.com\r\n', /^550 5\.7\.1 The message has 2 Sender headers; at most one is allowed\.$/],
+        ['a Sender of two mailboxes', 'From: ada@own.example\r\nSender: ada@own.example, ceo@example.com\r\n', /^550 5\.7\.1 The Sender header must name one mailbox\.$/],
+      ];
+      for (const [what, headers, reply] of refused) {
+        const refusedReply = await refusal(submit(bound!.token, headers));
+        assert.equal(refusedReply.code, 550, what);
+        assert.match(refusedReply.response, reply, what);
+      }
+      // A full-access key may send from any domain, but not a message readers could show two ways.
+      assert.match((await refusal(submit(t.token, 'From: ceo@example.com\r\nFrom: ada@own.example\r\n'))).response, /2 From headers/);
+      assert.equal(await rowCount(t, 'emails'), before, 'nothing refused is stored');
+
+      for (const headers of ['From: ada@own.example, bob@own.example\r\nSender: ada@own.example\r\n', 'From: ada@own.example\r\nSender: ops@own.example\r\n']) {
+        const id = idOf((await submit(bound!.token, headers)).response);
+        assert.ok(id, headers);
+      }
+      assert.equal(await rowCount(t, 'emails'), before + 2);
     });
 
     it('offers AUTH only once TLS is up: before STARTTLS the EHLO reply has STARTTLS and no AUTH, which is not taken; after it, AUTH PLAIN LOGIN', async () => {
