@@ -8,7 +8,8 @@ import { submitEmail } from '../domain/emails/submission.ts';
 import { parseMailbox } from '../domain/recipients/addresses.ts';
 import { authFailures } from '../auth-failures.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
-import { asReply, baseOptions, listen, messageReader, type SmtpListener } from './smtp-listener.ts';
+import { messageReader } from './data-reader.ts';
+import { asReply, baseOptions, listen, type SmtpListener } from './smtp-listener.ts';
 import type { TlsPair } from './tls.ts';
 
 // SMTP submission (RFC 6409), as Resend's: user `resend`, an API key as the password, then each
@@ -36,7 +37,7 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
   const { submission, mailHostname } = ctx.config;
   const limit = connectionLimit(submission.maxClientConnections, () => ctx.instruments.smtpSessions.inc({ server: 'submission' }));
   const failures = authFailures(submission.maxAuthFailures, () => ctx.clock.now());
-  const read = messageReader();
+  const read = messageReader(ctx.config.smtpData, (state, by) => ctx.instruments.smtpLargeMessages.inc({ server: 'submission', state }, by));
   const tooManyFailures = () => smtpError(421, '4.7.0 Too many failed authentication attempts from this address, try again later');
 
   async function onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<SessionUser> {
@@ -85,8 +86,8 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
     return `2.0.0 OK ${id}`;
   }
 
-  const server = (secure: boolean) =>
-    new SMTPServer({
+  const server = (secure: boolean): SMTPServer => {
+    const created: SMTPServer = new SMTPServer({
       ...baseOptions(mailHostname),
       secure,
       key: tls.key,
@@ -118,8 +119,10 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
         }
       },
       onData: (stream, session, callback) =>
-        read(stream, (data) => submit(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'submitting a message'))),
+        read(created, stream, session, (data) => submit(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'submitting a message'))),
     });
+    return created;
+  };
 
   return {
     listen(port, secure) {

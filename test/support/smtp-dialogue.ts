@@ -17,9 +17,13 @@ export interface Dialogue {
   close(): void;
 }
 
-/** Opens a connection to `port` of 127.0.0.1 (over TLS from the start when `secure`) and reads the greeting. */
-export async function dialogue(port: number, { secure = false } = {}): Promise<Dialogue> {
-  let socket: Socket | TLSSocket = secure ? tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }) : connect(port, '127.0.0.1');
+/**
+ * Opens a connection to `port` of 127.0.0.1 (over TLS from the start when `secure`; from `localAddress`,
+ * another address of 127.0.0.0/8, to be another client) and reads the greeting.
+ */
+export async function dialogue(port: number, { secure = false, localAddress = '127.0.0.1' } = {}): Promise<Dialogue> {
+  const to = { port, host: '127.0.0.1', localAddress };
+  let socket: Socket | TLSSocket = secure ? tlsConnect({ ...to, rejectUnauthorized: false }) : connect(to);
   let text = '';
   let waiting: ((lines: string[]) => void) | undefined;
   let ended = false;
