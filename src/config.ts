@@ -75,6 +75,13 @@ export interface Config {
     /** Failed AUTH attempts from one client address within 10 minutes before it is refused. */
     readonly maxAuthFailures: number;
   };
+  /** How both SMTP servers read DATA (smtp/data-reader.ts). */
+  readonly smtpData: {
+    /** The whole message must arrive within this long, time spent waiting for a large-message turn aside. */
+    readonly timeoutMs: number;
+    /** Bytes a second a client must send, over each 30 s of DATA; 0: none. */
+    readonly minBytesPerSecond: number;
+  };
   /** The TLS pair the SMTP listeners present (PEM files); undefined: a self-signed pair, made once and kept. */
   readonly smtpTls: { readonly certFile: string; readonly keyFile: string } | undefined;
   /** The port (on HOST) of the SMTP listeners' `GET /health` and `GET /metrics`; undefined: none. */
@@ -346,6 +353,11 @@ export function readConfig(env: Env = process.env): Config {
       allowInsecureAuth: boolean(env, 'SUBMISSION_ALLOW_INSECURE_AUTH', false),
       maxClientConnections: integer(env, 'SUBMISSION_MAX_CONNECTIONS_PER_CLIENT', 10, 1, 10_000),
       maxAuthFailures: integer(env, 'SUBMISSION_MAX_AUTH_FAILURES', 10, 1, 10_000),
+    }),
+    smtpData: Object.freeze({
+      timeoutMs: integer(env, 'SMTP_DATA_TIMEOUT_MS', 600_000, 1000, 86_400_000),
+      // Postfix's smtpd_min_data_rate: far below any real link, far above a client that trickles.
+      minBytesPerSecond: integer(env, 'SMTP_DATA_MIN_RATE', 500, 0, 1_000_000_000),
     }),
     smtpTls: smtpTls(env),
     smtpHealthPort: env.SMTP_HEALTH_PORT ? integer(env, 'SMTP_HEALTH_PORT', 0, 1, 65535) : undefined,

@@ -5,13 +5,23 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
+/**
+ * The IPv4 address an IPv6 one carries in its last 32 bits, for the two forms that stacks may route as
+ * IPv4: mapped (`::ffff:7f00:1`) and IPv4-compatible (`::7f00:1`, deprecated, which ipaddr.js calls
+ * unicast). `::` and `::1` keep their IPv6 meaning: unspecified and loopback.
+ */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address();
+  const [high, low] = address.parts.slice(6) as [number, number];
+  if (address.parts.slice(0, 6).some((part) => part !== 0) || (high === 0 && low <= 1)) return undefined;
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+}
+
 /** Only public unicast addresses: never loopback, private, link-local, multicast or reserved ranges. */
 export function isPublicAddress(ip: string): boolean {
-  let address = ipaddr.parse(ip);
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
-    address = (address as ipaddr.IPv6).toIPv4Address();
-  }
-  return address.range() === 'unicast';
+  const address = ipaddr.parse(ip);
+  const checked = address.kind() === 'ipv6' ? (embeddedIPv4(address as ipaddr.IPv6) ?? address) : address;
+  return checked.range() === 'unicast';
 }
 
 /**

@@ -154,6 +154,13 @@ describe('configuration', () => {
     assert.throws(() => readConfig({ SUBMISSION_ALLOW_INSECURE_AUTH: 'yes' }), /Invalid SUBMISSION_ALLOW_INSECURE_AUTH: expected true or false/);
   });
 
+  it('reads how the SMTP listeners read DATA: 10 minutes and 500 bytes a second by default', () => {
+    assert.deepEqual(readConfig({}).smtpData, { timeoutMs: 600_000, minBytesPerSecond: 500 });
+    assert.deepEqual(readConfig({ SMTP_DATA_TIMEOUT_MS: '120000', SMTP_DATA_MIN_RATE: '0' }).smtpData, { timeoutMs: 120_000, minBytesPerSecond: 0 });
+    assert.throws(() => readConfig({ SMTP_DATA_TIMEOUT_MS: '10' }), /^Error: Invalid SMTP_DATA_TIMEOUT_MS: expected a whole number from 1000 to 86400000, got "10"$/);
+    assert.throws(() => readConfig({ SMTP_DATA_MIN_RATE: 'fast' }), /Invalid SMTP_DATA_MIN_RATE/);
+  });
+
   it('stops start-up with one clear line', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, PORT: 'eighty' },

@@ -1,10 +1,12 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { authFailures } from '../auth-failures.ts';
+import { clientKey } from '../client-key.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 
 // Limits per client address (request.ip: the socket's, or the client a trusted proxy names, by
-// MAILROOM_TRUST_PROXY), in this process's memory (docs/operations.md#per-client-limits):
+// MAILROOM_TRUST_PROXY; an IPv6 /64 counts as one, clientKey), in this process's memory
+// (docs/operations.md#per-client-limits):
 // - failed authentications: unknown or revoked API keys and failed dashboard sign-ins; past
 //   MAILROOM_MAX_AUTH_FAILURES in 10 minutes the address is refused, even with a valid key, until the
 //   window ends, as SMTP submission does;
@@ -33,8 +35,8 @@ const WINDOW_MS = 1000;
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 
 /**
- * Requests per address in the clock's current second. The map starts over each second, so it holds
- * no more addresses than one second's requests came from.
+ * Requests per client (clientKey of its address) in the clock's current second. The map starts over
+ * each second, so it holds no more clients than one second's requests came from.
  */
 function requestWindows(now: () => number) {
   let window = -1;
@@ -42,8 +44,9 @@ function requestWindows(now: () => number) {
   return (address: string): number => {
     const current = Math.floor(now() / WINDOW_MS);
     if (current !== window) [window, counts] = [current, new Map()];
-    const count = (counts.get(address) ?? 0) + 1;
-    counts.set(address, count);
+    const client = clientKey(address);
+    const count = (counts.get(client) ?? 0) + 1;
+    counts.set(client, count);
     return count;
   };
 }

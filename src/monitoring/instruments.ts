@@ -18,6 +18,7 @@ export interface Instruments {
   readonly deliveryLatency: Histogram<'outcome'>;
   readonly webhookAttempts: Counter<'outcome'>;
   readonly smtpSessions: Counter<'server'>;
+  readonly smtpLargeMessages: Gauge<'server' | 'state'>;
   readonly clientLimited: Counter<'limit' | 'action'>;
   /** Prometheus's text format: this context's instruments and the process's own (CPU, memory, event loop). */
   scrape(): Promise<{ contentType: string; body: string }>;
@@ -57,6 +58,12 @@ export function createInstruments(db: Db, clock: Clock): Instruments {
       registers,
     }),
     smtpSessions: new Counter({ name: 'mailroom_smtp_sessions_total', help: 'SMTP connections accepted, by server (inbound, submission).', labelNames: ['server'], registers }),
+    smtpLargeMessages: new Gauge({
+      name: 'mailroom_smtp_large_messages',
+      help: 'SMTP messages over 1 MB holding one of the two turns to be read and stored (state=held), or waiting for one (state=waiting), by server.',
+      labelNames: ['server', 'state'],
+      registers,
+    }),
     async scrape() {
       const [own, process] = await Promise.all([registry.metrics(), processMetrics().metrics()]);
       return { contentType: registry.contentType, body: `${own}\n${process}` };

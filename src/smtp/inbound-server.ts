@@ -8,7 +8,8 @@ import { asciiDomain, domainOf } from '../domain/recipients/addresses.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
 import type { TlsPair } from './tls.ts';
 import { traceHeader } from './trace-header.ts';
-import { asReply, baseOptions, listen, messageReader, type SmtpListener } from './smtp-listener.ts';
+import { messageReader } from './data-reader.ts';
+import { asReply, baseOptions, listen, type SmtpListener } from './smtp-listener.ts';
 
 // The inbound SMTP server (MX): takes mail for the domains that receive, and bounce and complaint
 // reports sent to VERP bounce addresses, nothing else (no relay, no AUTH). A message is answered 250
@@ -18,7 +19,7 @@ import { asReply, baseOptions, listen, messageReader, type SmtpListener } from '
 export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>): Promise<SmtpListener> {
   const { inbound, mailHostname } = ctx.config;
   const limit = connectionLimit(inbound.maxClientConnections, () => ctx.instruments.smtpSessions.inc({ server: 'inbound' }));
-  const read = messageReader();
+  const read = messageReader(ctx.config.smtpData, (state, by) => ctx.instruments.smtpLargeMessages.inc({ server: 'inbound', state }, by));
 
   async function onRcptTo(address: string, session: SMTPServerSession): Promise<void> {
     if (session.envelope.rcptTo.length >= inbound.maxRecipients) {
@@ -50,7 +51,7 @@ export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>):
     return `2.0.0 OK ${id}`;
   }
 
-  const server = new SMTPServer({
+  const server: SMTPServer = new SMTPServer({
     ...baseOptions(mailHostname),
     key: tls.key,
     cert: tls.cert,
@@ -62,7 +63,7 @@ export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>):
     onRcptTo: (address, session, callback) =>
       onRcptTo(address.address, session).then(() => callback(), (error) => callback(asReply(ctx, error, 'checking a recipient'))),
     onData: (stream, session, callback) =>
-      read(stream, (data) => receive(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'receiving a message'))),
+      read(server, stream, session, (data) => receive(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'receiving a message'))),
   });
   server.on('error', (error) => ctx.log.warn({ err: error }, 'inbound SMTP connection error'));
 

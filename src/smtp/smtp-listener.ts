@@ -1,12 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions } from 'smtp-server';
+import type { SMTPServer, SMTPServerOptions } from 'smtp-server';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { createSemaphore } from '../semaphore.ts';
 import { smtpError } from './connection-limit.ts';
 
-// What every Mailroom SMTP server shares: its limits, how it reads a message, how it answers our own
-// failures, and how it starts and stops.
+// What every Mailroom SMTP server shares: its limits, how it answers our own failures, and how it
+// starts and stops (how it reads a message: data-reader.ts).
 
 export interface SmtpListener {
   address(): AddressInfo;
@@ -25,51 +24,6 @@ export function baseOptions(name: string): SMTPServerOptions {
     closeTimeout: 10_000,
     logger: false,
   };
-}
-
-/** Messages over 1 MB read and stored at once: each costs a few times its size in memory until committed. */
-const LARGE_BYTES = 1024 * 1024;
-const MAX_LARGE_MESSAGES = 2;
-
-/**
- * Reads DATA whole, or resolves undefined when it went over the size limit (read to the end all the
- * same). Past 1 MB, reading waits (the client with it: TCP pushes back) for one of a server's two
- * turns for large messages, held until `handle` is done with it.
- */
-export function messageReader(): <T>(stream: SMTPServerDataStream, handle: (data: Buffer | undefined) => Promise<T>) => Promise<T> {
-  const large = createSemaphore(MAX_LARGE_MESSAGES);
-  return async (stream, handle) => {
-    let [holding, done] = [false, false];
-    // A turn granted after the message ended (the client left while it waited) is handed on at once.
-    const whenLarge = async () => {
-      await large.acquire();
-      if (done) large.release();
-      else holding = true;
-    };
-    try {
-      return await handle(await readData(stream, whenLarge));
-    } finally {
-      done = true;
-      if (holding) large.release();
-    }
-  };
-}
-
-function readData(stream: SMTPServerDataStream, whenLarge: () => Promise<void>): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    stream.on('data', (chunk: Buffer) => {
-      if (stream.sizeExceeded) return;
-      chunks.push(chunk);
-      if (bytes < LARGE_BYTES && (bytes += chunk.length) >= LARGE_BYTES) {
-        stream.pause();
-        whenLarge().then(() => stream.resume(), reject);
-      }
-    });
-    stream.on('error', reject);
-    stream.on('end', () => resolve(stream.sizeExceeded ? undefined : Buffer.concat(chunks)));
-  });
 }
 
 /** A refusal passes as it is, a domain error as its SMTP reply; anything else is ours to log, and the client's to retry (451). */

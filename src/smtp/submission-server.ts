@@ -8,7 +8,8 @@ import { submitEmail } from '../domain/emails/submission.ts';
 import { parseMailbox } from '../domain/recipients/addresses.ts';
 import { authFailures } from '../auth-failures.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
-import { asReply, baseOptions, listen, messageReader, type SmtpListener } from './smtp-listener.ts';
+import { messageReader } from './data-reader.ts';
+import { asReply, baseOptions, listen, type SmtpListener } from './smtp-listener.ts';
 import type { TlsPair } from './tls.ts';
 
 // SMTP submission (RFC 6409), as Resend's: user `resend`, an API key as the password, then each
@@ -36,7 +37,7 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
   const { submission, mailHostname } = ctx.config;
   const limit = connectionLimit(submission.maxClientConnections, () => ctx.instruments.smtpSessions.inc({ server: 'submission' }));
   const failures = authFailures(submission.maxAuthFailures, () => ctx.clock.now());
-  const read = messageReader();
+  const read = messageReader(ctx.config.smtpData, (state, by) => ctx.instruments.smtpLargeMessages.inc({ server: 'submission', state }, by));
   const tooManyFailures = () => smtpError(421, '4.7.0 Too many failed authentication attempts from this address, try again later');
 
   async function onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<SessionUser> {
@@ -53,6 +54,8 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
   }
 
   async function onMailFrom(session: SMTPServerSession): Promise<void> {
+    // Only before STARTTLS, where AUTH is not offered (smtp-server asks for AUTH itself once it is).
+    if (!session.user) throw smtpError(530, '5.7.0 Must issue a STARTTLS command first, then AUTH');
     const key = await ctx.apiKeys.find((session.user as SessionUser).tokenHash);
     // A deleted key is answered at the end of DATA, as when it goes during a message.
     const limit = key && effectiveRateLimit(ctx, key);
@@ -83,8 +86,8 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
     return `2.0.0 OK ${id}`;
   }
 
-  const server = (secure: boolean) =>
-    new SMTPServer({
+  const server = (secure: boolean): SMTPServer => {
+    const created: SMTPServer = new SMTPServer({
       ...baseOptions(mailHostname),
       secure,
       key: tls.key,
@@ -92,7 +95,16 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
       size: MAX_MESSAGE_BYTES,
       authMethods: ['PLAIN', 'LOGIN'],
       allowInsecureAuth: submission.allowInsecureAuth,
-      onConnect: (session, callback) => (failures.blocked(session.remoteAddress) ? callback(tooManyFailures()) : limit.onConnect(session, callback)),
+      onConnect: (session, callback) => {
+        if (failures.blocked(session.remoteAddress)) return callback(tooManyFailures());
+        // AUTH is neither offered nor taken before TLS: a client that saw it offered would send its key in clear.
+        if (!session.secure && !submission.allowInsecureAuth) session.disabledCommands = ['AUTH'];
+        limit.onConnect(session, callback);
+      },
+      onSecure: (_socket, session, callback) => {
+        session.disabledCommands = undefined;
+        callback();
+      },
       onClose: (session) => limit.onClose(session),
       onAuth: (auth, session, callback) =>
         onAuth(auth, session).then((user) => callback(null, { user }), (error) => callback(asReply(ctx, error, 'checking a password'))),
@@ -107,8 +119,10 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
         }
       },
       onData: (stream, session, callback) =>
-        read(stream, (data) => submit(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'submitting a message'))),
+        read(created, stream, session, (data) => submit(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'submitting a message'))),
     });
+    return created;
+  };
 
   return {
     listen(port, secure) {

@@ -117,17 +117,38 @@ for (const dialect of dialects) {
   describe(`failed authentication behind a trusted proxy, MAILROOM_TRUST_PROXY=loopback (${dialect})`, () => {
     let t: TestApp;
     before(async () => {
-      t = await startApp(dialect, { worker: false, env: { MAILROOM_MAX_AUTH_FAILURES: '2', MAILROOM_TRUST_PROXY: 'loopback' } });
+      t = await startApp(dialect, { worker: false, env: { MAILROOM_MAX_AUTH_FAILURES: '2', MAILROOM_TRUST_PROXY: 'loopback', MAILROOM_PUBLIC_RATE_LIMIT: '3' } });
     });
     after(() => t.close());
 
     const from = (client: string, token: string) => fetch(`${t.url}/domains`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': client } });
 
     it('counts each client X-Forwarded-For names apart', async () => {
+      t.advance(TEN_MINUTES);
       for (let i = 0; i < 2; i++) assert.equal((await from('203.0.113.7', WRONG_KEY)).status, 403);
       assert.equal((await from('203.0.113.7', t.token)).status, 429);
       assert.equal((await from('198.51.100.20', t.token)).status, 200);
       assert.equal((await t.fetch('/domains')).status, 200, 'the proxy itself');
+    });
+
+    it('counts the addresses of one IPv6 /64 as one client, and an IPv4-mapped address as its IPv4 one', async () => {
+      t.advance(TEN_MINUTES);
+      assert.equal((await from('2001:db8:1:2::7', WRONG_KEY)).status, 403);
+      assert.equal((await from('2001:db8:1:2:ffff::8', WRONG_KEY)).status, 403);
+      assert.equal((await from('2001:db8:1:2::99', t.token)).status, 429, 'another address of the /64');
+      assert.equal((await from('2001:db8:1:3::7', t.token)).status, 200, 'another /64');
+
+      assert.equal((await from('::ffff:198.51.100.30', WRONG_KEY)).status, 403);
+      assert.equal((await from('198.51.100.30', WRONG_KEY)).status, 403);
+      assert.equal((await from('198.51.100.30', t.token)).status, 429);
+    });
+
+    it('counts the public routes\' rate of one IPv6 /64 as one client', async () => {
+      nextWindow(t);
+      const unsubscribe = (client: string) => fetch(`${t.url}/unsubscribe/not-a-token`, { headers: { 'x-forwarded-for': client } }).then((r) => r.status);
+      for (let i = 1; i <= 3; i++) assert.equal(await unsubscribe(`2001:db8:5:6::${i}`), 404);
+      assert.equal(await unsubscribe('2001:db8:5:6::4'), 429);
+      assert.equal(await unsubscribe('2001:db8:5:7::4'), 404, 'another /64');
     });
   });
 

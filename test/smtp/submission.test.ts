@@ -5,6 +5,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
 import { dialects, eventually, followLink, rowCount, startApp, type TestApp } from '../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
+import { dialogue } from '../support/smtp-dialogue.ts';
 import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -195,7 +196,7 @@ for (const dialect of dialects) {
       };
       const wrongDomain = await refusal(send(bound!.token, { from: 'ada@example.com', to: 'bob@example.org', subject: 's', text: 'x' }));
       assert.equal(wrongDomain.code, 550);
-      assert.match(wrongDomain.response, /5\.7\.1 This API key can only send from the other\.example domain/);
+      assert.match(wrongDomain.response, /5\.7\.1 The From header: This API key can only send from the other\.example domain/);
       // The same key from its own domain is fine.
       assert.ok(idOf((await send(bound!.token, { from: 'ada@other.example', to: 'bob@example.org', subject: 's', text: 'x' })).response));
 
@@ -212,11 +213,72 @@ for (const dialect of dialects) {
       assert.equal(await rowCount(t, 'emails'), before + 1);
     });
 
-    it('asks for AUTH (530), refuses AUTH before STARTTLS (538) and a wrong password (535), then refuses an address that keeps failing (421)', async () => {
+    it('refuses a message that could show a domain its key may not send from: two From headers, a From of two mailboxes without a Sender, a Sender of another domain; each reply names the header', async () => {
+      const { data: own } = await t.resend.domains.create({ name: 'own.example' });
+      const { data: bound } = await t.resend.apiKeys.create({ name: 'own', permission: 'sending_access', domain_id: own!.id });
+      const before = await rowCount(t, 'emails');
+      const submit = (password: string, headers: string) => {
+        const client = submissionClient(starttls.port, password);
+        const raw = `${headers}To: bob@example.org\r\nSubject: who sent this\r\n\r\nhello\r\n`;
+        return client.sendMail({ envelope: { from: 'ada@own.example', to: ['bob@example.org'] }, raw }).finally(() => client.close());
+      };
+      const refused: [string, string, RegExp][] = [
+        ['two From headers, the other domain first', 'From: ceo@example.com\r\nFrom: ada@own.example\r\n', /^550 5\.7\.1 The message has 2 From headers; one is allowed\.$/],
+        ['a second From written "From :"', 'From: ada@own.example\r\nFrom : ceo@example.com\r\n', /^550 5\.7\.1 The message has 2 From headers; one is allowed\.$/],
+        ['a From of two mailboxes, no Sender', 'From: ada@own.example, ceo@example.com\r\n', /^550 5\.7\.1 The From header names 2 mailboxes; more than one needs a Sender header \(RFC 5322\)\.$/],
+        ['a From of two mailboxes, one of another domain', 'From: ada@own.example, ceo@example.com\r\nSender: ada@own.example\r\n', /^550 5\.7\.1 The From header: This API key can only send from the own\.example domain\.$/],
+        ['a Sender of another domain', 'From: ada@own.example\r\nSender: ceo@example.com\r\n', /^550 5\.7\.1 The Sender header: This API key can only send from the own\.example domain\.$/],
+        ['a Sender of another domain, by name', 'From: ada@own.example\r\nSender: "ada@own.example" <ceo@example.com>\r\n', /^550 5\.7\.1 The Sender header: This API key/],
+        ['two Sender headers', 'From: ada@own.example\r\nSender: ada@own.example\r\nSender: ceo@example.com\r\n', /^550 5\.7\.1 The message has 2 Sender headers; at most one is allowed\.$/],
+        ['a Sender of two mailboxes', 'From: ada@own.example\r\nSender: ada@own.example, ceo@example.com\r\n', /^550 5\.7\.1 The Sender header must name one mailbox\.$/],
+      ];
+      for (const [what, headers, reply] of refused) {
+        const refusedReply = await refusal(submit(bound!.token, headers));
+        assert.equal(refusedReply.code, 550, what);
+        assert.match(refusedReply.response, reply, what);
+      }
+      // A full-access key may send from any domain, but not a message readers could show two ways.
+      assert.match((await refusal(submit(t.token, 'From: ceo@example.com\r\nFrom: ada@own.example\r\n'))).response, /2 From headers/);
+      assert.equal(await rowCount(t, 'emails'), before, 'nothing refused is stored');
+
+      for (const headers of ['From: ada@own.example, bob@own.example\r\nSender: ada@own.example\r\n', 'From: ada@own.example\r\nSender: ops@own.example\r\n']) {
+        const id = idOf((await submit(bound!.token, headers)).response);
+        assert.ok(id, headers);
+      }
+      assert.equal(await rowCount(t, 'emails'), before + 2);
+    });
+
+    it('offers AUTH only once TLS is up: before STARTTLS the EHLO reply has STARTTLS and no AUTH, which is not taken; after it, AUTH PLAIN LOGIN', async () => {
+      const client = await dialogue(starttls.port);
+      try {
+        const clear = await client.reply('EHLO client.test');
+        assert.ok(clear.includes('250-STARTTLS'), clear.join('\n'));
+        assert.deepEqual(clear.filter((line) => /AUTH/.test(line)), [], 'no AUTH offered in clear');
+        assert.match((await client.reply('AUTH LOGIN'))[0]!, /^5\d\d /, 'nor taken: no prompt for a username');
+        assert.deepEqual(await client.reply('MAIL FROM:<ada@example.com>'), ['530 5.7.0 Must issue a STARTTLS command first, then AUTH']);
+        await client.starttls();
+        const secure = await client.reply('EHLO client.test');
+        assert.ok(secure.includes('250-AUTH PLAIN LOGIN'), secure.join('\n'));
+        assert.ok(!secure.some((line) => /STARTTLS/.test(line)));
+        const plain = Buffer.from(`\0resend\0${t.token}`).toString('base64');
+        assert.match((await client.reply(`AUTH PLAIN ${plain}`))[0]!, /^235 /);
+      } finally {
+        client.close();
+      }
+      const implicitTls = await dialogue(implicit.port, { secure: true });
+      try {
+        assert.ok((await implicitTls.reply('EHLO client.test')).includes('250-AUTH PLAIN LOGIN'), 'implicit TLS offers AUTH at once');
+      } finally {
+        implicitTls.close();
+      }
+    });
+
+    it('asks for AUTH (530), takes none in clear (530: STARTTLS first), refuses a wrong password (535), then refuses an address that keeps failing (421)', async () => {
       const noAuth = await refusal(submissionClient(starttls.port, undefined).sendMail({ from: 'ada@example.com', to: 'bob@example.org', subject: 's', text: 'x' }));
       assert.equal(noAuth.code, 530);
+      // A client that does not do STARTTLS sees no AUTH offered, so it never sends its key.
       const insecure = await refusal(submissionClient(starttls.port, t.token, { ignoreTLS: true }).sendMail({ from: 'ada@example.com', to: 'b@example.org', text: 'x' }));
-      assert.equal(insecure.code, 538);
+      assert.deepEqual(insecure, { code: 530, response: '530 5.7.0 Must issue a STARTTLS command first, then AUTH' });
       const wrongUser = await refusal(submissionClient(starttls.port, t.token, { auth: { user: 'admin', pass: t.token } }).verify());
       assert.equal(wrongUser.code, 535);
       for (let i = 0; i < 2; i++) assert.equal((await refusal(submissionClient(starttls.port, 're_wrong').verify())).code, 535);
@@ -227,3 +289,29 @@ for (const dialect of dialects) {
     });
   });
 }
+
+describe('SMTP submission with SUBMISSION_ALLOW_INSECURE_AUTH=true', () => {
+  let t: TestApp;
+  let starttls: Awaited<ReturnType<typeof startSubmission>>;
+  before(async () => {
+    t = await startApp('sqlite', { worker: false, env: { SUBMISSION_ALLOW_INSECURE_AUTH: 'true' } });
+    starttls = await startSubmission(t);
+  });
+  after(async () => {
+    await starttls.close();
+    await t.close();
+  });
+
+  it('offers and takes AUTH before STARTTLS, as the operator chose for a loopback client', async () => {
+    const client = await dialogue(starttls.port);
+    try {
+      const clear = await client.reply('EHLO client.test');
+      assert.ok(clear.includes('250-AUTH PLAIN LOGIN'), clear.join('\n'));
+      const plain = Buffer.from(`\0resend\0${t.token}`).toString('base64');
+      assert.match((await client.reply(`AUTH PLAIN ${plain}`))[0]!, /^235 /);
+      assert.match((await client.reply('MAIL FROM:<ada@example.com>'))[0]!, /^250 /);
+    } finally {
+      client.close();
+    }
+  });
+});

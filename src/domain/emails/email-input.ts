@@ -51,7 +51,7 @@ export interface PreparedEmail extends EmailRows {
 
 // Headers Mailroom writes itself from the payload's fields; setting them twice would corrupt the message.
 const RESERVED_HEADERS = new Set([
-  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'sender',
+  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id',
   'mime-version', 'content-type', 'content-transfer-encoding',
 ]);
 const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]{1,100}$/;
@@ -60,6 +60,8 @@ function checkHeaders(headers: Record<string, string> | undefined): Record<strin
   if (headers === undefined || Object.keys(headers).length === 0) return null;
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw invalidField(`headers.${name}`, 'a header name is printable ASCII without ":" or spaces.');
+    // A Sender would show a second author, one no rule on `from` checks (a key bound to a domain).
+    if (name.toLowerCase() === 'sender') throw invalidField(`headers.${name}`, 'the `from` field says who sends an email; a Sender header is not accepted.');
     if (RESERVED_HEADERS.has(name.toLowerCase())) {
       throw invalidField(`headers.${name}`, 'this header is set from the email fields; use those instead.');
     }

@@ -11,6 +11,7 @@ import { storeEmails } from './emails.ts';
 import { fieldValue, joinMessage, splitMessage, type SplitMessage } from './header-block.ts';
 import { checkIdempotencyKey, runIdempotent, type IdempotentRequest } from './idempotency.ts';
 import { newMessageId } from './new-email.ts';
+import { checkShownSenders } from './shown-sender.ts';
 import { checkTags } from './tags.ts';
 
 // SMTP submission: a whole message, its envelope and the API key that authenticated it, made into the
@@ -49,9 +50,9 @@ function contentHash(input: SendEmailInput, envelope: string[], attachments: Sub
 
 /**
  * Accepts a message submitted over SMTP by `key` for the envelope's recipients: the rules of POST
- * /emails (prepareEmail), the control headers read and removed, a Message-ID and a Date added when
- * missing, then the email, its source and its job stored in one transaction (once per
- * Idempotency-Key). Resolves with the email's id once committed.
+ * /emails (prepareEmail), applied to every sender it shows (From and Sender), the control headers read
+ * and removed, a Message-ID and a Date added when missing, then the email, its source and its job
+ * stored in one transaction (once per Idempotency-Key). Resolves with the email's id once committed.
  */
 export async function submitEmail(ctx: Context, raw: Buffer, rcptTo: string[], key: Pick<ApiKeyRow, 'id' | 'domain_id'>): Promise<{ id: string }> {
   const envelope = [...new Map(rcptTo.map((to) => parseMailbox(to, 'RCPT TO').address).map((a) => [a.toLowerCase(), a])).values()];
@@ -62,6 +63,7 @@ export async function submitEmail(ctx: Context, raw: Buffer, rcptTo: string[], k
   const parsed = await ctx.reader.parse(raw);
   const from = parsed.from[0];
   if (!from) throw new AppError('missing_required_field', 'The message has no From header.');
+  await checkShownSenders(ctx, parsed, key);
   const control = (name: string) => fieldValue(message, name);
   const idempotencyKey = CONTROL_HEADERS.idempotencyKey.map(control).find((value) => value !== undefined);
   const input: SendEmailInput = {

@@ -249,6 +249,7 @@ for (const dialect of dialects) {
           'http://169.254.169.254/latest/meta-data',
           'http://[::1]/x.png',
           'http://[::ffff:127.0.0.1]/x.png',
+          'http://[::a9fe:a9fe]/latest/meta-data',
         ]) {
           const { error } = await t.resend.emails.send({ ...base, attachments: [{ path }] });
           assert.equal(error?.name, 'invalid_attachment', path);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Resend } from 'resend';
-import { dialects, startApp, type TestApp } from '../../support/harness.ts';
+import { dialects, rowCount, startApp, type TestApp } from '../../support/harness.ts';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.ts';
 import { createDomain, HOSTNAME, HOUR, statusBecomes, verifiedDomain, type Domain } from '../../support/domain-setup.ts';
 
@@ -76,6 +76,25 @@ for (const dialect of dialects) {
       const unknown = await t.resend.apiKeys.create({ name: 'nowhere', permission: 'sending_access', domain_id: '0190a000-0000-7000-8000-000000000000' });
       assert.equal(unknown.error?.name, 'validation_error');
       assert.match(unknown.error!.message, /`domain_id`/);
+    });
+
+    it('a key bound to a domain shows no other one through custom headers: a Sender or From there is 422 naming the header, nothing stored', async () => {
+      const { data: key } = await t.resend.apiKeys.create({ name: 'verified headers', permission: 'sending_access', domain_id: verified.id });
+      const sender = new Resend(key!.token, { baseUrl: t.url });
+      const before = await rowCount(t, 'emails');
+      const cases: [Record<string, string>, string][] = [
+        [{ Sender: 'ceo@elsewhere.test' }, 'Invalid `headers.Sender` field: the `from` field says who sends an email; a Sender header is not accepted.'],
+        [{ SENDER: 'ceo@elsewhere.test' }, 'Invalid `headers.SENDER` field: the `from` field says who sends an email; a Sender header is not accepted.'],
+        [{ From: 'ceo@elsewhere.test' }, 'Invalid `headers.From` field: this header is set from the email fields; use those instead.'],
+      ];
+      for (const [headers, message] of cases) {
+        const { error } = await sender.emails.send({ ...email('hi@verified.test'), headers });
+        assert.deepEqual(error, { statusCode: 422, name: 'validation_error', message }, JSON.stringify(headers));
+      }
+      const batch = await sender.batch.send([email('a@verified.test'), { ...email('b@verified.test'), headers: { Sender: 'ceo@elsewhere.test' } }]);
+      assert.equal(batch.error?.statusCode, 422);
+      assert.match(batch.error!.message, /^Email at index 1: Invalid `headers\.Sender` field/);
+      assert.equal(await rowCount(t, 'emails'), before);
     });
 
     it('a verified domain in temporary_failure still sends; a failed one does not', async () => {

@@ -6,7 +6,7 @@ import { dialects, requestJson, startApp, type TestApp } from '../../support/har
 // The sandbox that wrote these tests resolves no public names, so the happy path uses a public IP
 // literal; `localhost` (from /etc/hosts) and `.invalid` (RFC 6761) behave the same everywhere.
 const ENDPOINT = 'https://93.184.215.14/hook';
-const PRIVATE = ['http://127.0.0.1/x', 'http://10.0.0.1/x', 'http://[::1]/x', 'http://localhost/x', 'http://169.254.169.254/latest'];
+const PRIVATE = ['http://127.0.0.1/x', 'http://10.0.0.1/x', 'http://[::1]/x', 'http://[::7f00:1]/x', 'http://localhost/x', 'http://169.254.169.254/latest'];
 const SECRET = /^whsec_[A-Za-z0-9+/]{32}$/;
 
 for (const dialect of dialects) {
