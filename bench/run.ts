@@ -10,6 +10,7 @@ import { benchLargeSends } from './large-sends.ts';
 import { benchLists } from './lists.ts';
 import { benchMetrics } from './metrics.ts';
 import { benchReceiving } from './receiving.ts';
+import { benchReports } from './reports.ts';
 import { benchScale } from './scale.ts';
 import { benchSubmission } from './submission.ts';
 import { benchTemplates } from './templates.ts';
@@ -26,6 +27,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   'large-sends': benchLargeSends,
   webhooks: () => benchWebhooks({ n: Number(process.env.BENCH_EMAILS ?? 5000) }),
   receiving: () => benchReceiving({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
+  reports: () => benchReports({ bytes: Number(process.env.BENCH_REPORT_BYTES ?? 1024 * 1024) }),
   submission: () => benchSubmission({ n: Number(process.env.BENCH_EMAILS ?? 4000) }),
   dashboard: () => benchDashboard({ n: Number(process.env.BENCH_EMAILS ?? 100_000) }),
   metrics: () => benchMetrics({ n: Number(process.env.BENCH_EMAILS ?? 1_000_000), databaseUrl: process.env.BENCH_DATABASE_URL }),
