@@ -86,9 +86,10 @@ for (const dialect of dialects) {
       }
       const sending = await t.resend.apiKeys.create({ name: 'alias sender', permission: 'sending_access' });
       const sender = new Resend(sending.data!.token, { baseUrl: t.url });
-      const first = await sender.emails.send({ ...base, subject: 'Once' }, { idempotencyKey: 'alias-1' });
+      // A sending-access key may use each; the same bytes with the same key are the same send on any of them.
+      const first = await sender.post<{ id: string }>('/emails', { ...base, subject: 'Once' }, { idempotencyKey: 'alias-1' });
       const again = await sender.post<{ id: string }>('/email/sending', { ...base, subject: 'Once' }, { idempotencyKey: 'alias-1' });
-      assert.equal(again.data?.id, first.data!.id, 'the same send, whichever path it came by');
+      assert.equal(again.data?.id, first.data!.id, JSON.stringify(again.error));
     });
 
     it('returns 404 not_found for an unknown id', async () => {
