@@ -41,6 +41,7 @@ import { automationRoutes } from './http/routes/automations.ts';
 import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
+import { trackingDomainRoutes } from './http/routes/tracking-domains.ts';
 import { trackingRoutes } from './http/routes/tracking.ts';
 import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
 import { usageRoutes } from './http/routes/usage.ts';
@@ -146,6 +147,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   topicRoutes(app, ctx);
   contactPropertyRoutes(app, ctx);
   domainRoutes(app, ctx);
+  trackingDomainRoutes(app, ctx);
   broadcastRoutes(app, ctx);
   broadcastReportRoutes(app, ctx);
   usageRoutes(app, ctx);
