@@ -83,7 +83,7 @@ describe('authorization of every route', () => {
 
   it('opens to sending-access keys only the routes that send', () => {
     const sending = t.app.routeTable.filter((route) => route.access === 'sending').map((route) => `${route.method} ${plain(route.url)}`);
-    assert.deepEqual(sending.sort(), ['POST /emails', 'POST /emails/batch']);
+    assert.deepEqual(sending.sort(), ['POST /email', 'POST /email/sending', 'POST /emails', 'POST /emails/batch', 'POST /emails/sending']);
     const open = t.app.routeTable.filter((route) => route.access === 'public').map((route) => `${route.method} ${plain(route.url)}`);
     assert.deepEqual(open.sort(), [
       'GET /', 'GET /dashboard/assets/:name', 'GET /dashboard/sign-in', 'GET /downloads/:kind/:id', 'GET /health', 'GET /openapi.json', 'GET /shared/:token', 'GET /shared/:token/html', 'GET /track/click/*', 'GET /track/open/*', 'GET /unsubscribe/:token',
