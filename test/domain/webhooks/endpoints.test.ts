@@ -117,6 +117,8 @@ for (const dialect of dialects) {
         const created = await t.resend.webhooks.create({ endpoint, events: ['email.sent'] });
         assert.equal(created.error?.statusCode, 422, endpoint);
         assert.match(created.error!.message, /`endpoint`.*(loopback, private (and|or) link-local)/, endpoint);
+        // It names the setting that allows them, for the developer whose receiver is on localhost.
+        assert.match(created.error!.message, /set MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS=true to allow them/, endpoint);
         assert.equal((await t.resend.webhooks.update(data!.id, { endpoint })).error?.statusCode, 422, endpoint);
       }
       assert.equal((await t.resend.webhooks.get(data!.id)).data!.endpoint, ENDPOINT);
