@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { closeContext, createContext, type Context } from '../../src/context.ts';
 import { readConfig } from '../../src/config.ts';
 import { isUniqueViolation, writeLockOf } from '../../src/store/db.ts';
-import { createTestDatabase, dialects, TEST_ENV, type TestDatabase } from '../support/harness.ts';
+import { createTestDatabase, dialects, eventually, TEST_ENV, type TestDatabase } from '../support/harness.ts';
 
 const key = (i: number) => ({
   id: `key-${i}`,
@@ -163,7 +163,11 @@ describe('write lock (sqlite)', () => {
       ctx.db.insertInto('api_keys').values(key(4001)).execute().then(() => done.push('alone')),
       ctx.writer.insert({ api_keys: [key(4002)] }).then(() => done.push('insert')),
     ];
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Both connections wait for the lock: the event loop's for the transaction (the write alone waits
+    // behind it for the connection), and the insert thread's. notify counts the waiters it wakes; each
+    // finds the lock still held and waits again.
+    const word = new Int32Array(lock.buffer);
+    await eventually(() => Atomics.notify(word, 0) === 2 || done.length > 0);
     assert.deepEqual(done, [], 'nothing was written while another held the lock');
     lock.release();
     await Promise.all(writes);
