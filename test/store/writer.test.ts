@@ -90,6 +90,7 @@ for (const dialect of dialects) {
           await tx.insertInto('api_keys').values(key(100)).execute();
           await tx.insertInto('api_keys').values(key(100)).execute(); // duplicate key
         }),
+        isUniqueViolation,
       );
       assert.equal(await ctx.db.selectFrom('api_keys').select('id').where('id', '=', 'key-100').executeTakeFirst(), undefined);
     });
@@ -113,7 +114,9 @@ for (const dialect of dialects) {
     });
 
     it('refuses a value the database cannot store, and goes on working', async () => {
-      await assert.rejects(ctx.writer.insert({ api_keys: [{ ...key(3000), name: (() => 'x') as unknown as string }] }));
+      // SQLite's insert thread cannot be sent it; Kysely cannot make a parameter of it for PostgreSQL.
+      const refusal = dialect === 'sqlite' ? { name: 'DataCloneError' } : { name: 'TypeError' };
+      await assert.rejects(ctx.writer.insert({ api_keys: [{ ...key(3000), name: (() => 'x') as unknown as string }] }), refusal);
       await ctx.writer.insert({ api_keys: [key(3001)] });
       assert.ok(await ctx.db.selectFrom('api_keys').select('id').where('id', '=', 'key-3001').executeTakeFirst());
     });
