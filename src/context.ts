@@ -106,11 +106,13 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     domains: createDomainCache(db),
     webhooks: createWebhookCache(db),
     idempotency: createIdempotencyState(),
-    transport: createTransport(config, clock, dns, {
-      windows: sharedWindows(db, 'throttle_windows'),
-      slowdowns: sharedSlowdowns(db),
+    transport: createTransport(
+      config,
+      clock,
+      dns,
+      { windows: sharedWindows(db, 'throttle_windows'), slowdowns: sharedSlowdowns(db), log },
       log,
-    }),
+    ),
     dns,
     composer: createComposer(config.worker.composeThreads, secret),
     reader: createMessageReader(config),

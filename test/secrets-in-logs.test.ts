@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { unseal } from '../src/encryption.ts';
+import { signIn } from './support/dashboard-forms.ts';
 import { dialects, eventually, startApp } from './support/harness.ts';
 import { startSmtpServer } from './support/smtp-server.ts';
 import { idOf, startSubmission, submissionClient } from './support/submission.ts';
@@ -89,16 +90,7 @@ for (const dialect of dialects) {
         secrets['an unknown key'] = 're_unknown_key_marker_99';
 
         // Signing in to the dashboard with the key, as its form does.
-        const form = await fetch(`${t.url}/dashboard/sign-in`);
-        const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-        const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-        const signIn = await fetch(`${t.url}/dashboard/sign-in`, {
-          method: 'POST',
-          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ _csrf: csrf, api_key: t.token, next: '/dashboard/emails' }),
-          redirect: 'manual',
-        });
-        assert.equal(signIn.status, 303);
+        assert.equal((await signIn(t, t.token)).status, 303);
 
         const text = logs.text();
         assert.ok(text.includes('"level":20'), 'the log was written below info');

@@ -1,10 +1,12 @@
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import nodemailer from 'nodemailer';
+import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { isAbsent } from '../dns.ts';
 import { domainOf } from '../domain/recipients/addresses.ts';
+import { createBreaker, guarded, type Breaker } from './breaker.ts';
 import { pushesBack } from './outcomes.ts';
 import { throttledAll, type Throttle } from './throttle.ts';
 import { DeliveryError, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
@@ -13,7 +15,8 @@ import type { OutgoingMessage } from './transports.ts';
 // Direct delivery: Mailroom is the sending MTA. Recipients are grouped by domain, each domain's mail
 // servers are found in DNS, and each group goes over one SMTP transaction to the first server that
 // answers. Connections to one server are pooled and capped; the messages to one destination (the
-// domain's most preferred MX host) are throttled, and slowed when it pushes back.
+// domain's most preferred MX host) are throttled, slowed when it pushes back, and paused while none of
+// its servers can be reached.
 
 /** A pool unused this long is dropped, so destinations seen once hold no memory (its idle sockets close sooner). */
 const IDLE_POOL_MS = 5 * 60_000;
@@ -71,9 +74,18 @@ export function directTransport(
   resolver: Resolver,
   clock: Clock,
   throttle: Throttle | undefined,
+  log: Logger,
 ): { send(message: OutgoingMessage, signal: AbortSignal): Promise<SendResult>; close(): void } {
   const pools = new Map<string, { transport: SmtpSender & { close(): void }; usedAt: number }>();
+  const breakers = new Map<string, Breaker>();
   let sweptAt = clock.now();
+
+  /** The breaker of a destination; one not paused is forgotten with the idle pools. */
+  function breakerOf(destination: string): Breaker {
+    let breaker = breakers.get(destination);
+    if (!breaker) breakers.set(destination, (breaker = createBreaker(destination, clock, (message) => log.info(message))));
+    return breaker;
+  }
 
   // One pool per server address (and TLS policy), whichever domains' MX records name it, so the cap
   // holds per destination server. STARTTLS whenever offered; `enforced` refuses to go on without it.
@@ -90,6 +102,7 @@ export function directTransport(
           pools.delete(other);
         }
       }
+      for (const [destination, breaker] of breakers) if (!breaker.paused) breakers.delete(destination);
     }
     let pool = pools.get(key);
     if (!pool) {
@@ -112,9 +125,31 @@ export function directTransport(
     return pool.transport;
   }
 
-  /** One destination domain: its servers in order until one takes the transaction; 5xx ends it. */
-  async function sendToDomain(domain: string, to: string[], message: OutgoingMessage, from: string, signal: AbortSignal): Promise<SendResult> {
+  /**
+   * The transaction on the first of `hosts`' servers that answers it; 5xx ends it. A DeliveryError
+   * (the last server's) when none took it.
+   */
+  async function firstServer(hosts: string[], destination: string, to: string[], message: OutgoingMessage, from: string, signal: AbortSignal): Promise<SendResult> {
     let last: DeliveryError | undefined;
+    for (const host of hosts) {
+      for (const address of await addressesOf(resolver, host)) {
+        try {
+          const result = await sendVia(poolFor(address, host, message.domain?.tls === 'enforced'), { from, to }, message.raw, signal);
+          if (pushedBack(result)) throttle?.slowDown(destination);
+          return result;
+        } catch (error) {
+          if (!(error instanceof DeliveryError)) throw error;
+          if (pushesBack(error)) throttle?.slowDown(destination);
+          if (error.permanent) return rejectAll(to, error.code, error.response);
+          last = error;
+        }
+      }
+    }
+    throw last ?? new DeliveryError(`No address of a mail server of ${destination} could be found`, undefined);
+  }
+
+  /** One destination domain: its MX hosts, its budget, and its servers, unless they are paused (breaker.ts). */
+  async function sendToDomain(domain: string, to: string[], message: OutgoingMessage, from: string, signal: AbortSignal): Promise<SendResult> {
     try {
       const found = await mailHosts(resolver, domain);
       if ('refused' in found) return rejectAll(to, found.refused.code, found.refused.response);
@@ -122,25 +157,11 @@ export function directTransport(
       const destination = found.hosts[0]!.toLowerCase().replace(/\.$/, '');
       const until = await throttle?.admit(destination, signal);
       if (until !== undefined) return throttledAll(to, destination, until);
-      for (const host of found.hosts) {
-        for (const address of await addressesOf(resolver, host)) {
-          try {
-            const result = await sendVia(poolFor(address, host, message.domain?.tls === 'enforced'), { from, to }, message.raw, signal);
-            if (pushedBack(result)) throttle?.slowDown(destination);
-            return result;
-          } catch (error) {
-            if (!(error instanceof DeliveryError)) throw error;
-            if (pushesBack(error)) throttle?.slowDown(destination);
-            if (error.permanent) return rejectAll(to, error.code, error.response);
-            last = error;
-          }
-        }
-      }
+      return await guarded(breakerOf(destination), to, () => firstServer(found.hosts, destination, to, message, from, signal));
     } catch (error) {
       if (!(error instanceof DeliveryError)) throw error;
-      last = error;
+      return rejectAll(to, error.code, error.response);
     }
-    return rejectAll(to, last?.code, last?.response ?? `No mail server of ${domain} could be reached`);
   }
 
   return {

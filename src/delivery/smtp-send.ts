@@ -24,6 +24,8 @@ export interface RecipientResult {
   response: string;
   /** Not sent: its destination's budget (throttle.ts) has a slot for it at this time (epoch ms). */
   throttledUntil?: number;
+  /** Not sent: its server cannot be reached, and is paused until this time (breaker.ts). */
+  pausedUntil?: number;
 }
 
 /** What the server said of each recipient, in the order of the envelope's `to`, and of the message. */

@@ -1,9 +1,11 @@
 import type { Resolver } from 'node:dns/promises';
 import { setMaxListeners } from 'node:events';
 import nodemailer from 'nodemailer';
+import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DomainRow } from '../store/domains.ts';
+import { createBreaker, guarded } from './breaker.ts';
 import { directTransport } from './direct.ts';
 import { domainOf } from '../domain/recipients/addresses.ts';
 import { createThrottle, throttledAll, type Throttle, type ThrottleShares } from './throttle.ts';
@@ -95,13 +97,15 @@ const RELAY_DEFAULTS = {
  * With DELIVERY_THROTTLE, the messages for a recipient domain are handed to the relay at its rate. The
  * relay's refusals are its own, not the destination's: they slow nothing down.
  */
-function relayTransport(smtpUrl: string, throttle: Throttle | undefined): Transport {
+function relayTransport(smtpUrl: string, throttle: Throttle | undefined, clock: Clock, log: Logger): Transport {
   const url = new URL(smtpUrl);
   for (const [name, value] of Object.entries(RELAY_DEFAULTS)) {
     if (!url.searchParams.has(name)) url.searchParams.set(name, value);
   }
   const pool = nodemailer.createTransport(url.toString());
-  const send: Send = (message, signal) => sendVia(pool, { from: message.envelopeFrom, to: message.to }, message.raw, signal);
+  // A relay that is down pauses all delivery at once (breaker.ts): its messages wait for one to probe it.
+  const breaker = createBreaker(`the relay ${url.host}`, clock, (message, paused) => (paused ? log.warn(message) : log.info(message)));
+  const send: Send = (message, signal) => guarded(breaker, message.to, () => sendVia(pool, { from: message.envelopeFrom, to: message.to }, message.raw, signal));
   return abortable('relay', throttle ? throttled(throttle, send) : send, () => pool.close());
 }
 
@@ -120,12 +124,12 @@ function throttled(throttle: Throttle, send: Send): Send {
 }
 
 /** The transport of DELIVERY_MODE: capture (the default without SMTP_URL, so a new install never sends by accident), relay or direct. */
-export function createTransport(config: Config, clock: Clock, resolver: Resolver, shares: ThrottleShares): Transport {
+export function createTransport(config: Config, clock: Clock, resolver: Resolver, shares: ThrottleShares, log: Logger): Transport {
   switch (config.deliveryMode) {
     case 'relay':
-      return relayTransport(config.smtpUrl!, createThrottle(config.throttle, clock, shares));
+      return relayTransport(config.smtpUrl!, createThrottle(config.throttle, clock, shares), clock, log);
     case 'direct': {
-      const direct = directTransport(config, resolver, clock, createThrottle(config.throttle, clock, shares));
+      const direct = directTransport(config, resolver, clock, createThrottle(config.throttle, clock, shares), log);
       return abortable('direct', direct.send, direct.close);
     }
     case 'capture':

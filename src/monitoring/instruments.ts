@@ -69,22 +69,33 @@ export function createInstruments(db: Db, clock: Clock): Instruments {
       return { contentType: registry.contentType, body: `${own}\n${process}` };
     },
   };
-  // Read from the database at each scrape, by one query for both (the first is collected first).
-  const due = new Gauge({
+  // Every series of the large-message gauge from the start, at 0: a dashboard sees the turns before any is taken.
+  for (const server of ['inbound', 'submission']) for (const state of ['held', 'waiting']) instruments.smtpLargeMessages.set({ server, state }, 0);
+  // Read from the database at each scrape, by one query for both: prom-client collects every metric of
+  // a registry at once, so each gauge waits for the same reading rather than the first setting both.
+  let reading: Promise<void> | undefined;
+  const read = () =>
+    (reading ??= (async () => {
+      try {
+        const now = clock.now();
+        const rows = await dueJobsByTask(db, now);
+        due.reset();
+        age.reset();
+        for (const row of rows) {
+          due.set({ task: row.task }, row.due);
+          age.set({ task: row.task }, Math.max(0, (now - row.oldest_run_at) / 1000));
+        }
+      } finally {
+        reading = undefined;
+      }
+    })());
+  const due: Gauge<'task'> = new Gauge({
     name: 'mailroom_jobs_due',
     help: 'Jobs due now and not taken by a worker, by task (the same in every process).',
     labelNames: ['task'],
     registers,
-    async collect() {
-      const now = clock.now();
-      due.reset();
-      age.reset();
-      for (const row of await dueJobsByTask(db, now)) {
-        due.set({ task: row.task }, row.due);
-        age.set({ task: row.task }, Math.max(0, (now - row.oldest_run_at) / 1000));
-      }
-    },
+    collect: read,
   });
-  const age = new Gauge({ name: 'mailroom_jobs_oldest_due_age_seconds', help: 'How long the oldest due job has waited, by task.', labelNames: ['task'], registers });
+  const age: Gauge<'task'> = new Gauge({ name: 'mailroom_jobs_oldest_due_age_seconds', help: 'How long the oldest due job has waited, by task.', labelNames: ['task'], registers, collect: read });
   return instruments;
 }

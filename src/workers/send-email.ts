@@ -41,6 +41,8 @@ interface Outcome {
   response: string;
   /** A real server's answer (not a test address's): a bounce puts the address on the suppression list. */
   real?: boolean;
+  /** Throttled because its server cannot be reached (delivery/breaker.ts): recorded delivery_delayed once. */
+  paused?: boolean;
 }
 
 function eventsFor(outcome: Outcome, exhausted: boolean): EmailState[] {
@@ -81,7 +83,8 @@ export async function sendEmailTask(ctx: Context, job: Job<'send-email'>): Promi
   }
   const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await deliver(ctx, email, from, domain, real) : undefined;
   if (sent) outcomes.push(...sent.outcomes);
-  await recordOutcomes(ctx, job, email, outcomes, sent?.raw, allowance);
+  const delayed = new Set(pending.filter((r) => r.status === 'delivery_delayed').map((r) => r.address));
+  await recordOutcomes(ctx, job, email, outcomes, sent?.raw, allowance, delayed);
 }
 
 /**
@@ -141,6 +144,7 @@ async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]
     return to.map((address, i) => {
       const answer = result.recipients[i]!;
       if (answer.throttledUntil !== undefined) return { address, verdict: 'throttled', until: answer.throttledUntil, response: answer.response };
+      if (answer.pausedUntil !== undefined) return { address, verdict: 'throttled', until: answer.pausedUntil, response: answer.response, paused: true };
       return { address, verdict: classify(answer), response: answer.accepted ? result.response : answer.response, real: true };
     });
   } catch (error) {
@@ -157,8 +161,9 @@ async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Outcome[]
  * be sending this one already. The job runs again at its backoff when someone was deferred and
  * attempts remain (recipients throttled meanwhile go then too); else, when someone was throttled,
  * once the first of their destinations has a slot, the attempt given back (a throttle is ours, not a
- * failure); else it ends. A throttled recipient records nothing and stays pending; the messages that
- * went to a server count towards the sending domain's daily limit, if it has one.
+ * failure); else it ends. A throttled recipient records nothing and stays pending, but one whose
+ * server cannot be reached records delivery_delayed once; the messages that went to a server count
+ * towards the sending domain's daily limit, if it has one.
  */
 async function recordOutcomes(
   ctx: Context,
@@ -167,11 +172,13 @@ async function recordOutcomes(
   outcomes: Outcome[],
   raw: Buffer | undefined,
   allowance: DailyAllowance | undefined,
+  delayed: Set<string>,
 ): Promise<void> {
   const emailId = email.id;
   const exhausted = job.attempts >= job.max_attempts;
   const attempted = outcomes.filter((o) => o.verdict !== 'throttled');
   const groups = attempted.map((o) => ({ recipient: o.address, types: eventsFor(o, exhausted), response: o.response }));
+  for (const o of outcomes) if (o.paused && !delayed.has(o.address)) groups.push({ recipient: o.address, types: ['delivery_delayed'], response: o.response });
   for (const g of groups) ctx.deliveryLog.record({ email: emailId, recipient: g.recipient, outcome: g.types.at(-1)!, response: g.response, attempt: job.attempts });
   // Logged, not recorded: the summary shows how much is held back, and why.
   for (const o of outcomes) if (o.verdict === 'throttled') ctx.deliveryLog.record({ email: emailId, recipient: o.address, outcome: 'throttled', response: o.response, attempt: job.attempts });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
+import { nothingLeftToDo } from '../support/jobs.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
 const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
@@ -181,8 +182,7 @@ for (const dialect of dialects) {
       const { data: got } = await t.resend.emails.get(data!.id);
       assert.equal(got!.last_event, 'scheduled');
       assert.match(got!.scheduled_at!, /\+00$/);
-      t.runner!.wake();
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await nothingLeftToDo(t);
       assert.equal(smtp.messages.length, 0);
       t.advance(3600_000 + 1000);
       await lastEvent(t, data!.id, 'delivered');
@@ -200,8 +200,8 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.resend.emails.cancel(other!.id)).data, { object: 'email', id: other!.id });
       assert.equal((await t.resend.emails.get(other!.id)).data!.last_event, 'canceled');
       t.advance(2 * 3600_000);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      assert.ok(!smtp.messages.some((m) => m.to.includes('never@example.com')));
+      await nothingLeftToDo(t);
+      assert.ok(!smtp.messages.some((m) => m.to.includes('never@example.com')), 'the canceled email was not sent');
 
       for (const call of [() => t.resend.emails.cancel(data!.id), () => t.resend.emails.update({ id: data!.id, scheduledAt: 'in 1 hour' })]) {
         const { error } = await call();

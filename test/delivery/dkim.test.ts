@@ -106,9 +106,11 @@ describe('sealing secrets at rest (encryption.ts)', () => {
     assert.doesNotMatch(sealed, /private key/);
     assert.notEqual(seal(secret, 'dkim-private-key', 'domain-1', 'the private key'), sealed, 'a fresh IV each time');
     assert.equal(unseal(secret, 'dkim-private-key', 'domain-1', sealed), 'the private key');
-    assert.throws(() => unseal('t'.repeat(40), 'dkim-private-key', 'domain-1', sealed));
-    assert.throws(() => unseal(secret, 'other-purpose', 'domain-1', sealed));
-    assert.throws(() => unseal(secret, 'dkim-private-key', 'domain-2', sealed));
-    assert.throws(() => unseal(secret, 'dkim-private-key', 'domain-1', sealed.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))));
+    // AES-GCM's own refusal: the tag does not authenticate the ciphertext under that key and context.
+    const refused = { name: 'Error', message: 'Unsupported state or unable to authenticate data' };
+    assert.throws(() => unseal('t'.repeat(40), 'dkim-private-key', 'domain-1', sealed), refused);
+    assert.throws(() => unseal(secret, 'other-purpose', 'domain-1', sealed), refused);
+    assert.throws(() => unseal(secret, 'dkim-private-key', 'domain-2', sealed), refused);
+    assert.throws(() => unseal(secret, 'dkim-private-key', 'domain-1', sealed.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))), refused);
   });
 });

@@ -21,8 +21,9 @@ describe('authorization of every route', () => {
   let t: TestApp;
   let credentials: Credential[];
   before(async () => {
-    // Every route meets two bad keys here, far past the failures one address may make (test/http/client-limits.test.ts).
-    t = await startApp('sqlite', { worker: false, env: { MAILROOM_MAX_AUTH_FAILURES: '10000' } });
+    // Every route meets two bad keys here, far past the failures one address may make, and the public
+    // routes more requests in a second than one address may (test/http/client-limits.test.ts).
+    t = await startApp('sqlite', { worker: false, env: { MAILROOM_MAX_AUTH_FAILURES: '10000', MAILROOM_PUBLIC_RATE_LIMIT: '0' } });
     const deleted = await t.resend.apiKeys.create({ name: 'deleted' });
     await t.resend.apiKeys.remove(deleted.data!.id);
     const sending = await t.resend.apiKeys.create({ name: 'sending', permission: 'sending_access' });
@@ -54,8 +55,13 @@ describe('authorization of every route', () => {
         const response = await fetch(`${t.url}${path}`, { method: route.method, headers, body: hasBody ? '{}' : undefined, redirect: 'manual' });
         const text = await response.text();
         const what = `${route.method} ${plain(route.url)} with ${credential.name} answered ${response.status} ${text.slice(0, 200)}`;
-        // Signing in takes a key in its form, not in a header; its refusals are the dashboard tests' business.
-        if (route.method === 'POST' && route.url === '/dashboard/sign-in') continue;
+        // Signing in takes a key in its form, never in a header, and a form without its CSRF token is
+        // refused (the form's other refusals: test/dashboard/csrf.test.ts).
+        if (route.method === 'POST' && route.url === '/dashboard/sign-in') {
+          assert.equal(response.status, 403, what);
+          assert.match(text, /This form has expired: please sign in again\./, what);
+          continue;
+        }
         // A dashboard page answers to a session only: an API key, any key, opens none (test/dashboard).
         if (route.access === 'dashboard') {
           assert.equal(response.status, 401, what);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { listenSmtpHealth } from '../../src/smtp/health.ts';
@@ -10,10 +11,43 @@ import { exited, listening, startMailroomProcess } from '../support/processes.ts
 import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
-/** The value of one sample of Prometheus's text format, e.g. `mailroom_email_events_total{event="delivered"}`; 0 when absent. */
+/** The value of one sample of Prometheus's text format, e.g. `mailroom_email_events_total{event="delivered"}`; a series not there fails. */
 function sample(text: string, series: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+  assert.ok(line !== undefined, `no ${series} in the scrape`);
+  return Number(line.slice(series.length + 1));
+}
+
+/** As sample, but 0 for a series not there yet: a labelled counter appears with its first count. */
+const sampleOrZero = (text: string, series: string) => (text.split('\n').some((l) => l.startsWith(`${series} `)) ? sample(text, series) : 0);
+
+/** The metrics the table of docs/operations.md lists: each name (a prefix when it ends in `*`) with its type. */
+function documentedMetrics(): { name: string; type: string }[] {
+  const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const section = doc.split(/^## /m).find((part) => part.startsWith('Metrics (Prometheus)'))!;
+  return section
+    .split('\n')
+    .filter((line) => line.startsWith('| `mailroom_'))
+    .flatMap((line) => {
+      const [, names, type] = line.split('|').map((cell) => cell.trim());
+      return [...names!.matchAll(/`(mailroom_[\w*]+)`/g)].map((match) => ({ name: match[1]!, type: type! }));
+    });
+}
+
+/** Every metric documented is in `text`, declared with its documented type, and with a sample at least. */
+function assertDocumented(text: string): void {
+  const lines = text.split('\n');
+  const metrics = documentedMetrics();
+  assert.ok(metrics.length >= 10, `only ${metrics.length} metrics read from docs/operations.md`);
+  for (const { name, type } of metrics) {
+    if (name.endsWith('*')) {
+      assert.ok(lines.some((line) => line.startsWith(`# TYPE ${name.slice(0, -1)}`)), `no ${name} in the scrape`);
+      continue;
+    }
+    assert.ok(lines.includes(`# TYPE ${name} ${type}`), `${name} is not in the scrape as a ${type}`);
+    const series = type === 'histogram' ? `${name}_count` : name;
+    assert.ok(lines.some((line) => line.startsWith(`${series}{`) || line.startsWith(`${series} `)), `no sample of ${name} in the scrape`);
+  }
 }
 
 for (const dialect of dialects) {
@@ -22,7 +56,8 @@ for (const dialect of dialects) {
     let receiver: WebhookReceiver;
     before(async () => {
       receiver = await startWebhookReceiver();
-      t = await startApp(dialect, { env: { MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+      // One request a second on the public routes: the second in a second is refused, and counted.
+      t = await startApp(dialect, { env: { MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true', MAILROOM_PUBLIC_RATE_LIMIT: '1' } });
     });
     after(async () => {
       await t.close();
@@ -42,7 +77,7 @@ for (const dialect of dialects) {
       assert.equal(JSON.parse(refused.text).name, 'restricted_api_key');
     });
 
-    it('counts requests, email events, deliveries, webhook attempts and SMTP sessions, and reads the queue', async () => {
+    it('counts requests, email events, deliveries, webhook attempts, SMTP sessions and refusals, reads the queue, and has every metric the operations doc lists', async () => {
       const before = (await scrape()).text;
       await t.resend.webhooks.create({ endpoint: receiver.url, events: ['email.delivered'] });
       const { data } = await t.resend.emails.send({ from: 'a@example.com', to: 'b@example.com', subject: 's', text: 'x' });
@@ -58,6 +93,8 @@ for (const dialect of dialects) {
       }
       // Both delivered events' webhooks are counted before the runner stops: it runs their attempts.
       await eventually(async () => sample((await scrape()).text, 'mailroom_webhook_attempts_total{outcome="success"}') >= 2);
+      // The clock's second allows one request to a public route, not two.
+      assert.deepEqual([(await fetch(`${t.url}/unsubscribe/not-a-token`)).status, (await fetch(`${t.url}/unsubscribe/not-a-token`)).status], [404, 429]);
       // A job due in the future is not due yet; one due now that no worker holds is.
       await t.runner!.stop(1000);
       await t.resend.emails.send({ from: 'a@example.com', to: 'd@example.com', subject: 's', text: 'x' });
@@ -65,18 +102,30 @@ for (const dialect of dialects) {
       const now = await scrape();
       assert.equal(now.status, 200);
       assert.match(now.type!, /^text\/plain; version=0\.0\.4/);
-      const grew = (series: string) => sample(now.text, series) - sample(before, series);
+      const grew = (series: string) => sample(now.text, series) - sampleOrZero(before, series);
       assert.equal(grew('mailroom_http_requests_total{method="POST",route="/emails",status="200"}'), 2);
       assert.equal(grew('mailroom_email_events_total{event="delivered"}'), 2, 'the API send and the submitted one');
       assert.equal(grew('mailroom_delivery_latency_seconds_count{outcome="delivered"}'), 2);
       assert.ok(grew('mailroom_webhook_attempts_total{outcome="success"}') >= 2, 'both delivered events');
       assert.equal(grew('mailroom_smtp_sessions_total{server="submission"}'), 1);
+      assert.equal(grew('mailroom_http_client_limited_total{limit="public_rate",action="refused"}'), 1);
       assert.equal(sample(now.text, 'mailroom_jobs_due{task="send-email"}'), 1);
-      assert.ok(sample(now.text, 'mailroom_jobs_oldest_due_age_seconds{task="send-email"}') >= 0);
       assert.ok(now.text.includes('mailroom_http_request_duration_seconds_bucket{le="0.005",method="POST",route="/emails"}'));
       assert.ok(now.text.includes('mailroom_process_cpu_seconds_total'), "the process's own metrics");
       assert.ok(!now.text.includes(t.token), 'no secret in the scrape');
+      assertDocumented(now.text);
       t.runner!.start();
+    });
+
+    it('reads how long the oldest due job has waited', async () => {
+      await t.runner!.stop(1000);
+      try {
+        await t.resend.emails.send({ from: 'a@example.com', to: 'e@example.com', subject: 's', text: 'x' });
+        t.clock.advance(5000);
+        assert.equal(sample((await scrape()).text, 'mailroom_jobs_oldest_due_age_seconds{task="send-email"}'), 5);
+      } finally {
+        t.runner!.start();
+      }
     });
 
     it("is served by a worker's health port, with the same key", async () => {

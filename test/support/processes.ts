@@ -22,8 +22,10 @@ export const listening = (port: number) =>
     socket.once('connect', () => socket.destroy());
   });
 
-/** Whether Debian's swaks (a real SMTP client of its own) is installed; CI installs it. */
-export const hasSwaks = spawnSync('swaks', ['--version']).status === 0;
+/** The swaks tests' `skip` option: they need Debian's swaks (a real SMTP client of its own; CI installs it), and say so when there is none. */
+export const withSwaks = {
+  skip: spawnSync('swaks', ['--version']).status === 0 ? false : 'no swaks here (apt install swaks): the swaks tests are skipped',
+};
 
 /**
  * A Mailroom process on `port` of 127.0.0.1 with the database and secret of `ctx` and the API key `key`:

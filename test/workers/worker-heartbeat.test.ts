@@ -12,15 +12,15 @@ import { configEnv, dialects, eventually, startApp, type TestApp } from '../supp
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
 const email = (i: number) => ({ from: 'a@example.com', to: `user${i}@example.com`, subject: `#${i}`, text: 'hello' });
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A task that holds its job until `release()`: a long send whose end the test decides. */
+/** A task that holds its job until `release()`: a long send whose end the test decides. A marker job ends at once. */
 function holdingTask() {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const started: string[] = [];
   let settled = 0;
   const hold: Task<'send-email'> = async (ctx, job) => {
+    if (job.key?.startsWith('marker:')) return completeJob(ctx.db, job.id);
     started.push(job.id);
     try {
       await gate;
@@ -81,20 +81,24 @@ for (const dialect of dialects) {
         await eventually(async () => (await t.resend.emails.get(vanished)).data?.last_event === 'delivered');
 
         t.advance(WORKER_STALE_MS - 1000);
-        await pause(200);
-        assert.equal(smtp.messages.length, 1, 'a heartbeat younger than the staleness is respected');
+        // An email sent now, delivered: a claim has looked at the jobs since the clock moved, and claims
+        // take the oldest first.
+        const marker = (await t.resend.emails.send(email(3))).data!.id;
+        await eventually(async () => (await t.resend.emails.get(marker)).data?.last_event === 'delivered');
+        assert.deepEqual(smtp.messages.map((m) => m.to[0]), ['user2@example.com', 'user3@example.com'], 'a heartbeat younger than the staleness is respected');
         assert.equal((await jobs(t))[0]!.locked_by, 'silent-worker');
 
         t.advance(2000);
         await eventually(async () => (await t.resend.emails.get(silent)).data?.last_event === 'delivered');
-        assert.equal(smtp.messages.length, 2);
+        assert.equal(smtp.messages.length, 3);
       } finally {
         await t.close();
       }
     });
 
     it('leaves the job of a live worker alone past the staleness, and takes it only past the lock timeout', async () => {
-      const t = await startApp(dialect, { worker: false, env: { WORKER_LOCK_TIMEOUT_MS: '120000' } });
+      // One job at a time: the holder has no room for more, so that only b claims what is added.
+      const t = await startApp(dialect, { worker: false, env: { WORKER_LOCK_TIMEOUT_MS: '120000', WORKER_CONCURRENCY: '1' } });
       const held = holdingTask();
       const a = new Runner(t.ctx, held.tasks);
       const b = new Runner(t.ctx, held.tasks);
@@ -111,7 +115,10 @@ for (const dialect of dialects) {
         };
         // Two minutes after the claim, four times the staleness, in steps shorter than it: the holder beats at each.
         for (let i = 0; i < 6; i++) await step();
-        await pause(200);
+        // A job added now, run by b: b's claim has looked at the jobs since the clock moved, oldest first.
+        await addJobs(t.ctx.db, [jobRow(t.ctx, 'send-email', { email_id: 'marker' }, { key: 'marker:1' })]);
+        b.wake();
+        await eventually(async () => (await jobs(t)).length === 1 || held.started.length > 1);
         assert.equal(held.started.length, 1, 'the job ran once');
         assert.equal((await jobs(t))[0]!.locked_by, a.id);
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { AutomationStep, CreateAutomationOptions } from 'resend';
 import { dialects, eventually, startApp, type TestApp } from '../../support/harness.ts';
+import { nothingLeftToDo } from '../../support/jobs.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.ts';
 
 // Automations end to end through the SDK: events start runs, steps send templates to a real SMTP sink,
@@ -96,7 +97,7 @@ for (const dialect of dialects) {
       assert.ok((waiting.steps[1]!.output as { email_id: string }).email_id);
 
       t.advance(DAY);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await nothingLeftToDo(t);
       assert.equal(smtp.messages.length, 2, 'nothing more before the delay ends');
 
       t.advance(DAY + 1000);
@@ -200,7 +201,7 @@ for (const dialect of dialects) {
       assert.equal(jobs.length, 0, 'the delay job is gone');
       t.advance(4 * DAY);
       await t.resend.events.send({ event: 'drip.start', email: 'eve@example.org' });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await nothingLeftToDo(t);
       assert.equal(received('eve@example.org').length, 0);
       assert.equal((await runsOf(id)).length, 1);
       assert.deepEqual((await t.resend.automations.runs.list({ automationId: id, status: 'cancelled' })).data!.data.map((r) => r.id), [run!.id]);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
+import { nothingLeftToDo } from '../../support/jobs.ts';
 
 const MISSING = '01a2007a-0000-7000-8000-000000000000';
 const content = { from: 'Acme <news@example.com>', subject: 'Hello {{{contact.first_name|there}}}', html: '<p>Hi {{{FIRST_NAME|there}}}</p>' };
@@ -266,7 +267,7 @@ for (const dialect of dialects) {
 
     it('a scheduled broadcast is sent when its time comes, not before', async () => {
       const { data } = await t.resend.broadcasts.create({ segmentId: segment, ...content, send: true, scheduledAt: 'in 10 min' });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await nothingLeftToDo(t);
       assert.equal(await status(t, data!.id), 'scheduled');
       t.advance(11 * 60 * 1000);
       await sent(data!.id);
@@ -278,7 +279,7 @@ for (const dialect of dialects) {
       const { data } = await t.resend.broadcasts.create({ segmentId: segment, ...content, send: true, scheduledAt: 'in 5 min' });
       await t.resend.broadcasts.cancel(data!.id);
       t.advance(6 * 60 * 1000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await nothingLeftToDo(t);
       assert.equal(await status(t, data!.id), 'draft');
       assert.deepEqual(await t.ctx.db.selectFrom('emails').select('id').where('broadcast_id', '=', data!.id).execute(), []);
     });
