@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Resend } from 'resend';
 import { eventually, freePort } from './support/harness.ts';
-import { hasSwaks } from './support/processes.ts';
+import { withSwaks } from './support/processes.ts';
 
 // The examples a new user copies, run as written against a fresh `npm start`: the README's Quick start
 // (its banner, the SDK snippet, the curl for the .eml) and docs/smtp.md's nodemailer and swaks. Only
@@ -103,7 +103,7 @@ describe("the docs' examples, run as written against a fresh start", () => {
     assert.deepEqual([email.subject, email.to, email.tags], ['Welcome', ['ada@example.org'], [{ name: 'category', value: 'welcome' }]]);
   });
 
-  it("sends with docs/smtp.md's swaks example, its attachment and no warning", { skip: !hasSwaks && 'swaks is not installed' }, async () => {
+  it("sends with docs/smtp.md's swaks example, its attachment and no warning", withSwaks, async () => {
     const run = runShell(withPorts(codeBlock(SMTP_DOC, '**swaks**', 'sh')), dir, { MAILROOM_API_KEY: key });
     assert.equal(run.status, 0, run.stdout + run.stderr);
     assert.doesNotMatch(run.stdout + run.stderr, /WARNING/i);

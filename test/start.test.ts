@@ -13,8 +13,10 @@ const TOKEN = /re_[A-Za-z0-9_-]{32,}/;
 
 const mailroomEnv = (env: Record<string, string>) => ({ ...process.env, ...TEST_ENV, HOST: '127.0.0.1', LOG_LEVEL: 'info', MAILROOM_API_KEY: '', SMTP_URL: '', ...env });
 
-/** Whether util-linux's `script` is here to run a process on a terminal of its own (Debian has it). */
-const hasScript = spawnSync('script', ['--version']).status === 0;
+/** The terminal test's `skip` option: it runs the process on a terminal of its own through util-linux's `script` (Debian has it). */
+const withScript = {
+  skip: spawnSync('script', ['--version']).status === 0 ? false : 'no script here (apt install bsdutils): the terminal test is skipped',
+};
 
 /** `src/main.ts` run as `npm start` runs it, from `cwd`; stdout and stderr are kept apart, as a supervisor does. */
 function startMailroom(args: string[], env: Record<string, string>, cwd = process.cwd()) {
@@ -166,7 +168,7 @@ describe('starting Mailroom', () => {
     }
   });
 
-  it('on a terminal: the banner first, naming `npm run keys` when the start made no key, then human log lines', { skip: !hasScript && 'util-linux script is not installed' }, async () => {
+  it('on a terminal: the banner first, naming `npm run keys` when the start made no key, then human log lines', withScript, async () => {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'mailroom-start-'));
     const command = `${process.execPath} --import ${import.meta.resolve('tsx')} ${resolve('src/main.ts')}`;
