@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Context } from './context.ts';
 import { dashboardRoutes } from './dashboard/index.ts';
 import { recordApiLogs } from './http/api-logs.ts';
 import { sharedEmailRoutes } from './dashboard/shared-email.ts';
 import { authenticate, type Access } from './http/auth.ts';
 import { clientLimits } from './http/client-limits.ts';
-import { drainBody, handleError } from './http/error-handler.ts';
-import { AppError, clip } from './errors.ts';
+import { handleError } from './http/error-handler.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
 import { limitLargeBodies } from './http/large-bodies.ts';
 import { limitRequestRates } from './http/rate-limit.ts';
+import { notFoundHandler } from './http/not-found.ts';
 import { describeRoutes } from './http/openapi.ts';
 import { logRequest } from './http/request-log.ts';
 import { countRequests } from './http/request-metrics.ts';
@@ -41,6 +41,7 @@ import { automationRoutes } from './http/routes/automations.ts';
 import { topicRoutes } from './http/routes/topics.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { templateRoutes } from './http/routes/templates.ts';
+import { trackingDomainRoutes } from './http/routes/tracking-domains.ts';
 import { trackingRoutes } from './http/routes/tracking.ts';
 import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
 import { usageRoutes } from './http/routes/usage.ts';
@@ -62,21 +63,6 @@ declare module 'fastify' {
 }
 
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
-
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-
-/** Unknown path -> 404; known path, other method -> 405. */
-function notFound(app: App) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const url = request.url.split('?')[0]!;
-    const known = METHODS.some((method) => method !== request.method && app.findRoute({ method, url }));
-    const error = known
-      ? new AppError('method_not_allowed', `Method ${request.method} is not allowed on ${clip(url)}.`)
-      : new AppError('not_found', 'The requested endpoint does not exist.');
-    await drainBody(request);
-    return reply.status(error.status).send(error.toBody());
-  };
-}
 
 /** The HTTP API as a function of the context: no port, no process concerns. */
 export async function buildApp(ctx: Context): Promise<App> {
@@ -141,7 +127,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   app.addHook('onResponse', countRequests(ctx.instruments));
   recordApiLogs(app, ctx);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler(notFound(app));
+  app.setNotFoundHandler(notFoundHandler(app));
 
   systemRoutes(app, ctx);
   apiKeyRoutes(app, ctx);
@@ -161,6 +147,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   topicRoutes(app, ctx);
   contactPropertyRoutes(app, ctx);
   domainRoutes(app, ctx);
+  trackingDomainRoutes(app, ctx);
   broadcastRoutes(app, ctx);
   broadcastReportRoutes(app, ctx);
   usageRoutes(app, ctx);

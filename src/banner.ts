@@ -51,14 +51,33 @@ function submissionLine(config: Config, ports: NonNullable<Started['submission']
   return `SMTP submission on ${where}: user "resend", password an API key${insecure}`;
 }
 
+/** How to make another key, shown when a start made none: a lost key cannot be shown again. */
+export const KEYS_LINE = 'API keys: `npm run keys -- create --name <name>` creates another (shown once), on this DATABASE_URL';
+
 /**
- * Says once what this process does: a few lines for a person (on stdout at a terminal, else on stderr,
- * so that stdout carries only JSON log lines), and one log line with the same facts but never the key.
+ * Says once what this process does: a few lines for a person (on stdout at a terminal, above the log
+ * lines, else on stderr, so that stdout carries only JSON log lines), and one log line with the same
+ * facts but never the key.
  */
 export function announce(ctx: Context, started: Started): void {
   const { config, log } = ctx;
   const { role, listen, inbound, submission, selfSigned, health, smtpHealth, token } = started;
   const worker = role.has('worker');
+  const lines = [
+    listen && worker ? `Mailroom is listening on ${config.publicUrl} (${describeMode(config)})` : undefined,
+    listen && !worker ? `Mailroom API is listening on ${config.publicUrl}: it accepts and stores mail, and workers (--role worker) deliver it` : undefined,
+    !listen && worker ? `Mailroom worker is running (${describeMode(config)})` : undefined,
+    listen ? `Dashboard: ${config.publicUrl}/dashboard (sign in with a full-access API key)` : undefined,
+    inbound ? `Receiving mail over SMTP on ${inbound} for the domains with receiving enabled` : undefined,
+    submission ? submissionLine(config, submission) : undefined,
+    health ? `Worker health checks: GET http://${health}/health` : undefined,
+    smtpHealth ? `SMTP health checks: GET http://${smtpHealth}/health` : undefined,
+    listen && !token ? KEYS_LINE : undefined,
+  ];
+  const warnings = [hostnameWarning(config, role), selfSigned ? selfSignedWarning(config) : undefined].filter((w) => w !== undefined);
+  for (const warning of warnings) lines.push(`Warning: ${warning}`);
+  if (token) lines.push(`Created a full-access API key; it is shown only this once:\n\n  ${token}\n`);
+  (process.stdout.isTTY ? process.stdout : process.stderr).write(`${lines.filter(Boolean).join('\n')}\n`);
   log.info(
     {
       role: roleName(role),
@@ -72,21 +91,5 @@ export function announce(ctx: Context, started: Started): void {
     },
     'mailroom started',
   );
-  const lines = [
-    listen && worker ? `Mailroom is listening on ${config.publicUrl} (${describeMode(config)})` : undefined,
-    listen && !worker ? `Mailroom API is listening on ${config.publicUrl}: it accepts and stores mail, and workers (--role worker) deliver it` : undefined,
-    !listen && worker ? `Mailroom worker is running (${describeMode(config)})` : undefined,
-    listen ? `Dashboard: ${config.publicUrl}/dashboard (sign in with a full-access API key)` : undefined,
-    inbound ? `Receiving mail over SMTP on ${inbound} for the domains with receiving enabled` : undefined,
-    submission ? submissionLine(config, submission) : undefined,
-    health ? `Worker health checks: GET http://${health}/health` : undefined,
-    smtpHealth ? `SMTP health checks: GET http://${smtpHealth}/health` : undefined,
-  ];
-  const warnings = [hostnameWarning(config, role), selfSigned ? selfSignedWarning(config) : undefined];
-  for (const warning of warnings.filter((w) => w !== undefined)) {
-    log.warn(warning);
-    lines.push(`Warning: ${warning}`);
-  }
-  if (token) lines.push(`Created a full-access API key; it is shown only this once:\n\n  ${token}\n`);
-  (process.stdout.isTTY ? process.stdout : process.stderr).write(`${lines.filter(Boolean).join('\n')}\n`);
+  for (const warning of warnings) log.warn(warning);
 }

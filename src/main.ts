@@ -5,6 +5,7 @@ import { announce } from './banner.ts';
 import { ConfigError, readConfig, readRole, type Config, type Role } from './config.ts';
 import { closeContext, createContext, type Context } from './context.ts';
 import { createFirstKey, seedConfiguredKey } from './domain/api-keys/api-keys.ts';
+import { processLog } from './log-output.ts';
 import { scheduleRetention } from './domain/retention/retention.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
 import { listenSmtpHealth } from './smtp/health.ts';
@@ -19,14 +20,33 @@ import { Runner } from './workers/runner.ts';
 import { tasks } from './workers/tasks.ts';
 
 // Process entry: role and config -> db -> migrate -> context -> the configured key -> listeners -> worker
-// -> a first key, once listening -> banner. SIGTERM and SIGINT drain. What the environment gets wrong stops start-up with
-// one line on stderr (start-errors.ts).
+// -> a first key, once listening -> banner -> requests served. SIGTERM and SIGINT drain. What the
+// environment gets wrong stops start-up with one line on stderr (start-errors.ts).
+
+/** Shows the log lines held back at a terminal (log-output.ts). */
+let releaseLogs = () => {};
 
 /** Ends start-up with one line naming the cause, or rethrows what is not a known cause (a bug). */
 function stop(error: unknown, line: string | undefined): never {
   if (line === undefined) throw error;
+  releaseLogs();
   console.error(`mailroom: ${line}`);
   process.exit(1);
+}
+
+/**
+ * Requests wait until the banner is out: a script that waits for /health and then reads the key finds
+ * it printed. The port is taken first, so that a start that fails on it creates no key.
+ */
+function holdRequests(app: App): () => void {
+  let open = false;
+  let release = () => {};
+  const opened = new Promise<void>((resolve) => (release = resolve));
+  app.addHook('onRequest', (_request, _reply, done) => (open ? done() : void opened.then(() => done())));
+  return () => {
+    open = true;
+    release();
+  };
 }
 
 const hostPort = (address: AddressInfo) => `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
@@ -38,21 +58,25 @@ async function main(): Promise<void> {
   try {
     role = readRole(process.argv.slice(2));
     config = readConfig();
+    const output = processLog(config.logLevel);
+    releaseLogs = output.release;
     const { inbound, submission } = config;
     if (role.has('smtp') && role.size === 1 && [inbound.port, submission.port, submission.tlsPort].every((p) => p === undefined)) {
       throw new ConfigError('--role smtp runs the SMTP listeners: set INBOUND_SMTP_PORT, SUBMISSION_PORT or SUBMISSION_TLS_PORT');
     }
     // Without a secret, createContext refuses PostgreSQL before connecting (secret.ts).
     if (isPostgresUrl(config.databaseUrl) && config.secret !== undefined) await reachPostgres(config.databaseUrl);
-    ctx = await createContext(config);
+    ctx = await createContext(config, { log: output.log });
   } catch (error) {
     stop(error, error instanceof ConfigError ? error.message : config && sqliteErrorLine(error, config.databaseUrl));
   }
   const { port, host, worker } = config;
   let app: App | undefined;
   let listen: string | undefined;
+  let serve = () => {};
   if (role.has('api')) {
     app = await buildApp(ctx);
+    serve = holdRequests(app);
     await seedConfiguredKey(ctx);
     await app.listen({ port, host }).catch((error: unknown) => stop(error, listenErrorLine(error, 'PORT', host, port)));
     listen = hostPort(app.server.address() as AddressInfo);
@@ -107,6 +131,8 @@ async function main(): Promise<void> {
     smtpHealth: smtpHealth && hostPort(smtpHealth.address() as AddressInfo),
     token,
   });
+  releaseLogs();
+  serve();
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -66,6 +66,15 @@ describe('start-up errors are one line naming the cause', { concurrency: true },
     assertOneLine(worker, new RegExp(`Port ${busyPort} on 127.0.0.1 is in use`), /\(WORKER_HEALTH_PORT\)/);
   });
 
+  it('a port in use for SMTP submission or receiving: the one line alone, no connection error logged before it', async () => {
+    const [submission, inbound] = await Promise.all([
+      start(['--role', 'smtp'], { SUBMISSION_PORT: String(busyPort) }),
+      start(['--role', 'smtp'], { INBOUND_SMTP_PORT: String(busyPort) }),
+    ]);
+    assertOneLine(submission, new RegExp(`Port ${busyPort} on 127.0.0.1 is in use`), /\(SUBMISSION_PORT\)/);
+    assertOneLine(inbound, new RegExp(`Port ${busyPort} on 127.0.0.1 is in use`), /\(INBOUND_SMTP_PORT\)/);
+  });
+
   it('a SQLite file in a folder that does not exist', async () => {
     const missing = join(tmpdir(), `mailroom-missing-${process.pid}`, 'mailroom.db');
     assertOneLine(await start([], { DATABASE_URL: missing }), /DATABASE_URL/, /does not exist/);

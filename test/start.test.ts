@@ -1,20 +1,28 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { Resend } from 'resend';
+import { KEYS_LINE } from '../src/banner.ts';
 import { eventually, freePort, TEST_ENV } from './support/harness.ts';
 
 const TOKEN = /re_[A-Za-z0-9_-]{32,}/;
+
+const mailroomEnv = (env: Record<string, string>) => ({ ...process.env, ...TEST_ENV, HOST: '127.0.0.1', LOG_LEVEL: 'info', MAILROOM_API_KEY: '', SMTP_URL: '', ...env });
+
+/** The terminal test's `skip` option: it runs the process on a terminal of its own through util-linux's `script` (Debian has it). */
+const withScript = {
+  skip: spawnSync('script', ['--version']).status === 0 ? false : 'no script here (apt install bsdutils): the terminal test is skipped',
+};
 
 /** `src/main.ts` run as `npm start` runs it, from `cwd`; stdout and stderr are kept apart, as a supervisor does. */
 function startMailroom(args: string[], env: Record<string, string>, cwd = process.cwd()) {
   const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), resolve('src/main.ts'), ...args], {
     cwd,
-    env: { ...process.env, ...TEST_ENV, HOST: '127.0.0.1', LOG_LEVEL: 'info', MAILROOM_API_KEY: '', SMTP_URL: '', ...env },
+    env: mailroomEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = { stdout: '', stderr: '' };
@@ -129,6 +137,62 @@ describe('starting Mailroom', () => {
     } finally {
       await worker?.stop();
       await api.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('prints the banner and the new key before it answers any request: a script that waits for /health finds the key', async () => {
+    const [port, submissionPort] = [await freePort(), await freePort()];
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-start-'));
+    // stderr straight into a file: whatever the process wrote before it answered is there when the answer comes.
+    const stderrFile = join(dir, 'stderr');
+    const stderr = openSync(stderrFile, 'w');
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), resolve('src/main.ts')], {
+      // SMTP submission too: its certificate is made after the API listens, as in a full start.
+      env: mailroomEnv({ PORT: String(port), DATABASE_URL: join(dir, 'mailroom.db'), SUBMISSION_PORT: String(submissionPort) }),
+      stdio: ['ignore', 'ignore', stderr],
+    });
+    closeSync(stderr);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      let response: Response | undefined;
+      for (const deadline = Date.now() + 30_000; !response && Date.now() < deadline; ) {
+        response = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+      }
+      assert.equal(response?.status, 200);
+      assert.match(readFileSync(stderrFile, 'utf8'), /shown only this once:\n\n {2}re_[A-Za-z0-9_-]{32,}\n/);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('on a terminal: the banner first, naming `npm run keys` when the start made no key, then human log lines', withScript, async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-start-'));
+    const command = `${process.execPath} --import ${import.meta.resolve('tsx')} ${resolve('src/main.ts')}`;
+    // `script` gives the process a terminal of its own and copies what it shows to our stdout.
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      env: mailroomEnv({ PORT: String(port), DATABASE_URL: join(dir, 'mailroom.db'), MAILROOM_API_KEY: `re_${'t'.repeat(40)}` }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let shown = '';
+    child.stdout.on('data', (chunk) => (shown += chunk));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await eventually(() => /mailroom started/.test(shown), 30_000);
+      const lines = shown.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/).filter(Boolean);
+      assert.match(lines[0]!, new RegExp(`^Mailroom is listening on http://localhost:${port} \\(capture mode`));
+      assert.ok(lines.includes(KEYS_LINE), shown);
+      const firstLog = lines.findIndex((line) => /^\[\d{2}:\d{2}:\d{2}\.\d{3}\] INFO: /.test(line));
+      assert.ok(firstLog > lines.indexOf(KEYS_LINE), shown);
+      assert.ok(lines.some((line) => /INFO: mailroom started$/.test(line)), shown);
+      assert.ok(!lines.some((line) => line.startsWith('{')), 'no JSON at a terminal');
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
       rmSync(dir, { recursive: true, force: true });
     }
   });

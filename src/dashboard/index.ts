@@ -52,6 +52,7 @@ function contentSecurityPolicy(request: FastifyRequest, publicUrl: string): stri
 
 const CSS = 'text/css; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
+const SVG = 'image/svg+xml';
 // uPlot draws the metrics chart: served from its package, as our own files are.
 const uplot = (name: string) => createRequire(import.meta.url).resolve(`uplot/dist/${name}`);
 
@@ -60,6 +61,7 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntrie
     ['app.css', CSS, new URL('./assets/app.css', import.meta.url)],
     ['app.js', JS, new URL('./assets/app.js', import.meta.url)],
     ['metrics-chart.js', JS, new URL('./assets/metrics-chart.js', import.meta.url)],
+    ['favicon.svg', SVG, new URL('./assets/favicon.svg', import.meta.url)],
     ['uPlot.min.css', CSS, uplot('uPlot.min.css')],
     ['uPlot.iife.min.js', JS, uplot('uPlot.iife.min.js')],
   ].map(([name, type, file]) => [name, { type: type as string, body: readFileSync(file!) }]),
@@ -73,6 +75,11 @@ function nextPath(value: unknown): string {
 export function dashboardRoutes(app: App, ctx: Context): void {
   // A browser opening the service's address is sent to the dashboard.
   app.get('/', { config: { access: 'public', overLimit: 'exempt' }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 302));
+  // Browsers ask for it on every page that names no icon (the API's JSON, the unsubscribe page): an answer, not a 404 in their console.
+  app.get('/favicon.ico', { config: { access: 'public', overLimit: 'exempt' }, schema: { hide: true } }, async (_request, reply) => {
+    const icon = ASSETS['favicon.svg']!;
+    return reply.type(icon.type).header('cache-control', 'public, max-age=86400').send(icon.body);
+  });
 
   app.register(
     async (scope) => {
@@ -118,8 +125,8 @@ export function dashboardRoutes(app: App, ctx: Context): void {
 <label>API key (full access)<input type="password" name="api_key" autocomplete="off" required autofocus></label>
 <button type="submit">Sign in</button>
 </form>
-<p>The key printed when Mailroom first started, or any full-access key (<code>POST /api-keys</code>).</p>`;
-        return reply.status(status).type(HTML).send(page('Sign in', content));
+<p>The key printed when Mailroom first started, or any full-access key: <code>npm run keys -- create --name me</code> makes one.</p>`;
+        return reply.status(status).type(HTML).send(page('Sign in', content, { narrow: true }));
       };
 
       scope.get('/sign-in', { config: pub, schema: { hide: true } }, async (request, reply) =>

@@ -32,12 +32,15 @@ export interface PageOptions {
   scripts?: string[];
   /** A page for someone without an account (a shared email): no link into the dashboard, no script. */
   shared?: boolean;
+  /** A small form alone (signing in): a narrow column in the middle. */
+  narrow?: boolean;
 }
 
 export function page(title: string, content: Html, options: PageOptions = {}): string {
-  const { section, csrfToken, notice, styles = [], scripts = [], shared = false } = options;
+  const { section, csrfToken, notice, styles = [], scripts = [], shared = false, narrow = false } = options;
+  // On a phone the script folds the sections behind the Menu button; without it they wrap as on a desktop.
   const nav = csrfToken
-    ? html`<nav aria-label="Sections"><ul>${NAV.map(
+    ? html`<nav aria-label="Sections"><button type="button" class="menu-toggle" aria-expanded="false" aria-controls="sections" hidden>Menu</button><ul id="sections">${NAV.map(
         ([path, label]) => html`<li><a href="/dashboard/${path}"${section === path ? html` aria-current="page"` : ''}>${label}</a></li>`,
       )}</ul><form method="post" action="/dashboard/sign-out"><input type="hidden" name="_csrf" value="${csrfToken}"><button type="submit">Sign out</button></form></nav>`
     : '';
@@ -49,6 +52,7 @@ export function page(title: string, content: Html, options: PageOptions = {}): s
 <meta name="robots" content="noindex">
 ${csrfToken ? html`<meta name="csrf-token" content="${csrfToken}">` : ''}
 <title>${title} · Mailroom</title>
+<link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/assets/app.css">
 ${styles.map((name) => html`<link rel="stylesheet" href="/dashboard/assets/${name}">
 `)}${shared ? '' : html`<script src="/dashboard/assets/app.js" defer></script>
@@ -57,7 +61,7 @@ ${styles.map((name) => html`<link rel="stylesheet" href="/dashboard/assets/${nam
 </head>
 <body>
 <header>${shared ? html`<span class="brand">Mailroom</span>` : html`<a class="brand" href="/dashboard">Mailroom</a>`}${nav}</header>
-<main id="main">
+<main id="main"${narrow ? html` class="narrow"` : ''}>
 <h1>${title}</h1>
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 ${content}

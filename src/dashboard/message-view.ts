@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { Parser } from 'htmlparser2';
 import { removedAfter } from '../domain/retention/retention.ts';
 import { html, type Html } from './html.ts';
 
@@ -7,11 +8,39 @@ import { html, type Html } from './html.ts';
 // policy of its own that runs no script and loads nothing from elsewhere (remote images only when
 // the reader asks, as mail clients do).
 
-/** The iframe of a message's html, with the link that shows its remote images. */
-export function messageFrame(src: string, hasHtml: boolean): Html {
-  if (!hasHtml) return html``;
+/** The attributes that load an image (what the frame's img-src governs), and CSS's url(). */
+const IMAGE_ATTRIBUTES = new Set(['src', 'srcset', 'background', 'poster']);
+const REMOTE = /^\s*(https?:)?\/\//i;
+const REMOTE_IN_CSS = /url\(\s*["']?\s*(https?:)?\/\//i;
+
+/**
+ * Whether `body` would load an image from elsewhere: an image attribute or a style (attribute or
+ * element) naming an http(s) URL. htmlparser2 reads it as a browser would, entities decoded, in one pass.
+ */
+export function hasRemoteImages(body: string): boolean {
+  if (!body.includes('//')) return false;
+  let found = false;
+  let inStyle = false;
+  const parser = new Parser({
+    onopentagname: (name) => void (inStyle = name === 'style'),
+    onclosetag: () => void (inStyle = false),
+    onattribute: (name, value) => {
+      if ((IMAGE_ATTRIBUTES.has(name) && (REMOTE.test(value) || (name === 'srcset' && /[\s,](https?:)?\/\//i.test(value)))) || (name === 'style' && REMOTE_IN_CSS.test(value))) found = true;
+    },
+    ontext: (text) => void (inStyle && REMOTE_IN_CSS.test(text) && (found = true)),
+  });
+  parser.end(body);
+  return found;
+}
+
+/** The iframe of a message's html, with the link that shows its remote images when it has any. */
+export function messageFrame(src: string, body: string | null): Html {
+  if (body === null) return html``;
+  const show = hasRemoteImages(body)
+    ? html`<p><a href="${src}${src.includes('?') ? '&' : '?'}images=show" target="message-frame">Show remote images</a></p>`
+    : '';
   return html`<section aria-labelledby="html-part"><h2 id="html-part">HTML</h2>
-<p><a href="${src}${src.includes('?') ? '&' : '?'}images=show" target="message-frame">Show remote images</a></p>
+${show}
 <iframe class="message" name="message-frame" title="The email's HTML" sandbox src="${src}"></iframe></section>`;
 }
 

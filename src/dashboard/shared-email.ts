@@ -37,7 +37,7 @@ ${email.reply_to.length ? html`<dt>Reply-To</dt><dd>${list(email.reply_to)}</dd>
 <dt>Subject</dt><dd>${email.subject || '(no subject)'}</dd>
 <dt>Date</dt><dd>${when(email.created_at)}</dd>
 </dl>
-${email.body_removed ? removedBody(retentionDays) : messageFrame(`/shared/${token}/html`, email.html !== null)}
+${email.body_removed ? removedBody(retentionDays) : messageFrame(`/shared/${token}/html`, email.html)}
 ${email.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${email.text}</pre></section>` : ''}
 ${email.attachments.length ? html`<section aria-labelledby="attachments"><h2 id="attachments">Attachments</h2><ul>${email.attachments.map((a) => html`<li><a href="${a.download_url}">${a.filename ?? 'attachment'}</a> (${a.content_type}, ${a.size} bytes)</li>`)}</ul></section>` : ''}`;
 }

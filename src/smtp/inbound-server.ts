@@ -9,7 +9,7 @@ import { connectionLimit, smtpError } from './connection-limit.ts';
 import type { TlsPair } from './tls.ts';
 import { traceHeader } from './trace-header.ts';
 import { messageReader } from './data-reader.ts';
-import { asReply, baseOptions, listen, type SmtpListener } from './smtp-listener.ts';
+import { asReply, baseOptions, listen, logConnectionErrors, type SmtpListener } from './smtp-listener.ts';
 
 // The inbound SMTP server (MX): takes mail for the domains that receive, and bounce and complaint
 // reports sent to VERP bounce addresses, nothing else (no relay, no AUTH). A message is answered 250
@@ -65,7 +65,5 @@ export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>):
     onData: (stream, session, callback) =>
       read(server, stream, session, (data) => receive(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'receiving a message'))),
   });
-  server.on('error', (error) => ctx.log.warn({ err: error }, 'inbound SMTP connection error'));
-
-  return listen(server, inbound.port!, inbound.host);
+  return listen(server, inbound.port!, inbound.host, logConnectionErrors(ctx, 'inbound SMTP'));
 }

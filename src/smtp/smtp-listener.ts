@@ -37,12 +37,19 @@ export function asReply(ctx: Context, error: unknown, doing: string): Error {
   return smtpError(451, '4.3.0 Temporary failure, try again later');
 }
 
-/** Starts `server` on host:port; resolves once it listens. */
-export function listen(server: SMTPServer, port: number, host: string): Promise<SmtpListener> {
+/** Logs a connection's error as `what`'s (a client gone mid-command: the server goes on). */
+export const logConnectionErrors = (ctx: Context, what: string) => (error: Error) => ctx.log.warn({ err: error }, `${what} connection error`);
+
+/**
+ * Starts `server` on host:port; resolves once it listens. A failure to listen (a port in use) only
+ * rejects, to be said in one line (start-errors.ts); connections' errors go to `onConnectionError` after.
+ */
+export function listen(server: SMTPServer, port: number, host: string, onConnectionError?: (error: Error) => void): Promise<SmtpListener> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
+      if (onConnectionError) server.on('error', onConnectionError);
       resolve({
         address: () => server.server.address() as AddressInfo,
         close: () => new Promise((done) => server.close(() => done())),

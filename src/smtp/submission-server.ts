@@ -9,7 +9,7 @@ import { parseMailbox } from '../domain/recipients/addresses.ts';
 import { authFailures } from '../auth-failures.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
 import { messageReader } from './data-reader.ts';
-import { asReply, baseOptions, listen, type SmtpListener } from './smtp-listener.ts';
+import { asReply, baseOptions, listen, logConnectionErrors, type SmtpListener } from './smtp-listener.ts';
 import type { TlsPair } from './tls.ts';
 
 // SMTP submission (RFC 6409), as Resend's: user `resend`, an API key as the password, then each
@@ -126,8 +126,7 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
 
   return {
     listen(port, secure) {
-      const started = server(secure).on('error', (error) => ctx.log.warn({ err: error }, 'SMTP submission connection error'));
-      return listen(started, port, submission.host);
+      return listen(server(secure), port, submission.host, logConnectionErrors(ctx, 'SMTP submission'));
     },
   };
 }

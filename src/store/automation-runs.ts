@@ -144,6 +144,15 @@ export async function listRuns(db: Db, automationId: string, page: PageRequest, 
 }
 
 /** A run's steps in the order they were reached. */
+/** A page of a run's steps, newest first. */
+export async function pageRunSteps(db: Db, runId: string, page: PageRequest) {
+  return selectPage(db.selectFrom('automation_run_steps').selectAll().where('run_id', '=', runId), 'id', page);
+}
+
+export async function findRunStep(db: Db, runId: string, id: string): Promise<RunStepRow | undefined> {
+  return db.selectFrom('automation_run_steps').selectAll().where('run_id', '=', runId).where('id', '=', id).executeTakeFirst();
+}
+
 export async function listRunSteps(db: Db, runId: string): Promise<RunStepRow[]> {
   return db.selectFrom('automation_run_steps').selectAll().where('run_id', '=', runId).orderBy('id').execute();
 }

@@ -124,3 +124,13 @@ export async function findBroadcastEmailTo(db: Db | Tx, broadcastId: string, add
     .executeTakeFirst();
   return row?.id;
 }
+
+/** How many emails the broadcast wrote: one per recipient its fan-out took. */
+export async function countBroadcastEmails(db: Db, broadcastId: string): Promise<number> {
+  const row = await db
+    .selectFrom('emails')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('broadcast_id', '=', broadcastId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

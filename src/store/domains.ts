@@ -18,7 +18,9 @@ export interface DomainRow extends Omit<DomainTable, 'record_statuses'> {
 export type Verification = Pick<DomainRow, 'status' | 'record_statuses' | 'verify_started_at'>;
 
 /** The settings PATCH /domains/:id may change. */
-export type DomainSettings = Partial<Pick<DomainRow, 'open_tracking' | 'click_tracking' | 'tracking_subdomain' | 'tls' | 'sending' | 'receiving' | 'daily_limit'>>;
+export type DomainSettings = Partial<
+  Pick<DomainRow, 'open_tracking' | 'click_tracking' | 'tracking_subdomain' | 'tracking_id' | 'tracking_created_at' | 'tls' | 'sending' | 'receiving' | 'daily_limit'>
+>;
 
 /** The statuses as their column keeps them; the verify job quotes this text when it retries. */
 export const recordStatusesText = (statuses: RecordStatuses): string => JSON.stringify(statuses);

@@ -48,12 +48,16 @@ export async function foldMetrics(tx: Tx, limit: number): Promise<number> {
   return moved.length;
 }
 
-/** Which rollup rows a question reads: slots in [from, to), and optionally some domains and broadcasts (each list non-empty). */
+/**
+ * Which rollup rows a question reads: slots in [from, to), and optionally some domains and broadcasts
+ * (each list non-empty), or the emails of every broadcast.
+ */
 export interface MetricScope {
   from: number;
   to: number;
   domains?: string[];
   broadcastIds?: string[];
+  broadcastsOnly?: boolean;
   metrics: string[];
 }
 
@@ -87,6 +91,7 @@ export async function sumMetrics(db: Db, scope: MetricScope, by: { slot: boolean
       .where('metric', 'in', scope.metrics);
     if (scope.domains) query = query.where('domain', 'in', scope.domains);
     if (scope.broadcastIds) query = query.where('broadcast_id', 'in', scope.broadcastIds);
+    else if (scope.broadcastsOnly) query = query.where('broadcast_id', '<>', '');
     // In the rollup key's order (slot, metric, domain, broadcast_id), so that SQLite reads the groups in order.
     const groups = [...(by.slot ? ['slot' as const] : []), 'metric' as const, ...(by.domain ? ['domain' as const] : []), ...(by.broadcast ? ['broadcast_id' as const] : [])];
     return query.groupBy(groups);

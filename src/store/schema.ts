@@ -332,6 +332,9 @@ export interface DomainTable {
   open_tracking: number;
   click_tracking: number;
   tracking_subdomain: string | null;
+  /** The tracking domain's id (Resend's /domains/:id/tracking/:tracking_id) while it has a tracking subdomain. */
+  tracking_id: string | null;
+  tracking_created_at: string | null;
   tls: string;
   sending: string;
   receiving: string;

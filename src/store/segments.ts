@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
@@ -70,3 +71,63 @@ export async function listContactSegments(db: Db, contactId: string, page: PageR
   return selectPage(query, 'segment_contacts.segment_id', page);
 }
 
+
+/** Which contacts segment counts take: of some segments (all when undefined), created in [from, to) (timestamps). */
+export interface SegmentCountScope {
+  segmentIds?: string[];
+  from?: string;
+  to?: string;
+}
+
+export interface SegmentCounts {
+  all_contacts: number;
+  subscribers: number;
+  unsubscribers: number;
+}
+
+// Counts as numbers: PostgreSQL counts in bigint, which pg hands over as a string.
+const countsOf = (row: { all_contacts: number | string; unsubscribers: number | string | null }): SegmentCounts => {
+  const all = Number(row.all_contacts);
+  const unsubscribers = Number(row.unsubscribers ?? 0);
+  return { all_contacts: all, subscribers: all - unsubscribers, unsubscribers };
+};
+
+/** Each segment in scope with its contacts counted, newest segment first (or oldest, `ascending`). */
+export async function countSegmentContacts(db: Db, scope: SegmentCountScope, ascending: boolean) {
+  let query = db
+    .selectFrom('segments')
+    .leftJoin('segment_contacts', 'segment_contacts.segment_id', 'segments.id')
+    .leftJoin('contacts', (join) => {
+      let on = join.onRef('contacts.id', '=', 'segment_contacts.contact_id');
+      if (scope.from !== undefined) on = on.on('contacts.created_at', '>=', scope.from);
+      if (scope.to !== undefined) on = on.on('contacts.created_at', '<', scope.to);
+      return on;
+    })
+    .select([
+      'segments.id',
+      'segments.name',
+      'segments.created_at',
+      sql<number | string>`count(contacts.id)`.as('all_contacts'),
+      sql<number | string | null>`sum(case when contacts.unsubscribed = 1 then 1 else 0 end)`.as('unsubscribers'),
+    ])
+    .groupBy(['segments.id', 'segments.name', 'segments.created_at']);
+  if (scope.segmentIds) query = query.where('segments.id', 'in', scope.segmentIds);
+  const direction = ascending ? 'asc' : 'desc';
+  const rows = await query.orderBy('segments.created_at', direction).orderBy('segments.id', direction).execute();
+  return rows.map((row) => ({ id: row.id, name: row.name, ...countsOf(row) }));
+}
+
+/** The contacts in any segment in scope, each counted once. */
+export async function countContactsInSegments(db: Db, scope: SegmentCountScope): Promise<SegmentCounts> {
+  let query = db
+    .selectFrom('contacts')
+    .select([sql<number | string>`count(*)`.as('all_contacts'), sql<number | string | null>`sum(case when contacts.unsubscribed = 1 then 1 else 0 end)`.as('unsubscribers')])
+    .where((eb) => {
+      let members = eb.selectFrom('segment_contacts').select('segment_contacts.contact_id').whereRef('segment_contacts.contact_id', '=', 'contacts.id');
+      if (scope.segmentIds) members = members.where('segment_contacts.segment_id', 'in', scope.segmentIds);
+      return eb.exists(members);
+    });
+  if (scope.from !== undefined) query = query.where('contacts.created_at', '>=', scope.from);
+  if (scope.to !== undefined) query = query.where('contacts.created_at', '<', scope.to);
+  return countsOf(await query.executeTakeFirstOrThrow());
+}

@@ -23,9 +23,9 @@ export async function findWebhook(db: Db | Tx, id: string): Promise<WebhookRow |
   return row && fromTable(row);
 }
 
-/** A page of webhooks as the list shows them: never the signing secret. */
+/** A page of webhooks as the list shows them, with the sealed signing secret. */
 export async function listWebhooks(db: Db, page: PageRequest) {
-  const columns = ['id', 'endpoint', 'created_at', 'status', 'events'] as const;
+  const columns = ['id', 'endpoint', 'created_at', 'status', 'events', 'signing_secret'] as const;
   return mapPage(await selectPage(db.selectFrom('webhooks').select(columns), 'id', page), fromTable);
 }
 

@@ -89,11 +89,11 @@ describe('authorization of every route', () => {
 
   it('opens to sending-access keys only the routes that send', () => {
     const sending = t.app.routeTable.filter((route) => route.access === 'sending').map((route) => `${route.method} ${plain(route.url)}`);
-    assert.deepEqual(sending.sort(), ['POST /emails', 'POST /emails/batch']);
+    assert.deepEqual(sending.sort(), ['POST /email', 'POST /email/sending', 'POST /emails', 'POST /emails/batch', 'POST /emails/sending']);
     const open = t.app.routeTable.filter((route) => route.access === 'public').map((route) => `${route.method} ${plain(route.url)}`);
     assert.deepEqual(open.sort(), [
-      'GET /', 'GET /dashboard/assets/:name', 'GET /dashboard/sign-in', 'GET /downloads/:kind/:id', 'GET /health', 'GET /openapi.json', 'GET /shared/:token', 'GET /shared/:token/html', 'GET /track/click/*', 'GET /track/open/*', 'GET /unsubscribe/:token',
-      'HEAD /', 'HEAD /dashboard/assets/:name', 'HEAD /dashboard/sign-in', 'HEAD /downloads/:kind/:id', 'HEAD /health', 'HEAD /openapi.json', 'HEAD /shared/:token', 'HEAD /shared/:token/html', 'HEAD /track/click/*', 'HEAD /track/open/*', 'HEAD /unsubscribe/:token',
+      'GET /', 'GET /dashboard/assets/:name', 'GET /dashboard/sign-in', 'GET /downloads/:kind/:id', 'GET /favicon.ico', 'GET /health', 'GET /openapi.json', 'GET /shared/:token', 'GET /shared/:token/html', 'GET /track/click/*', 'GET /track/open/*', 'GET /unsubscribe/:token',
+      'HEAD /', 'HEAD /dashboard/assets/:name', 'HEAD /dashboard/sign-in', 'HEAD /downloads/:kind/:id', 'HEAD /favicon.ico', 'HEAD /health', 'HEAD /openapi.json', 'HEAD /shared/:token', 'HEAD /shared/:token/html', 'HEAD /track/click/*', 'HEAD /track/open/*', 'HEAD /unsubscribe/:token',
       'POST /dashboard/sign-in', 'POST /unsubscribe/:token',
     ]);
     const dashboard = t.app.routeTable.filter((route) => route.url.startsWith('/dashboard') && route.access !== 'public');

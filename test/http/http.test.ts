@@ -34,12 +34,23 @@ for (const dialect of dialects) {
       const unknown = /The requested endpoint does not exist/;
       await assertError(await t.fetch('/nothing-here'), 404, 'not_found', unknown);
       await assertError(await fetch(`${t.url}/nothing-here`), 404, 'not_found', unknown);
-      await assertError(await t.fetch('/emails', { method: 'DELETE' }), 405, 'method_not_allowed');
+      await assertError(await t.fetch('/domains/x/nothing'), 404, 'not_found', unknown);
+      const deleted = await t.fetch('/emails', { method: 'DELETE' });
+      assert.equal(deleted.headers.get('allow'), 'GET, POST');
+      await assertError(deleted, 405, 'method_not_allowed', /Method DELETE is not allowed on \/emails; it allows GET, POST/);
       await assertError(await t.fetch('/api-keys/0192e3a4-1111-7000-8000-000000000000', { method: 'GET' }), 405, 'method_not_allowed');
-      // Paths that only look like an id route are unknown routes, not unknown ids nor other methods.
-      await assertError(await t.fetch('/emails/outbox'), 404, 'not_found', unknown);
-      await assertError(await t.fetch('/domains/claim', { method: 'POST', headers: json, body: '{}' }), 404, 'not_found', unknown);
-      await assertError(await t.fetch('/api-keys/abc', { method: 'GET' }), 404, 'not_found', unknown);
+      // The same rule for every resource, whatever the path's parameters hold: a domain's id and a
+      // contact's id or email alike.
+      for (const path of ['/domains/x', '/contacts/x', '/domains/claim', '/templates/x', '/api-keys/abc']) {
+        const response = await t.fetch(path, { method: 'PUT', headers: json, body: '{}' });
+        await assertError(response, 405, 'method_not_allowed', /it allows/);
+        assert.ok(response.headers.get('allow'), path);
+      }
+      await assertError(await t.fetch('/domains/x', { method: 'POST', headers: json, body: '{}' }), 405, 'method_not_allowed');
+      await assertError(await t.fetch('/contacts/x', { method: 'POST', headers: json, body: '{}' }), 405, 'method_not_allowed');
+      // A known path and method whose id is not an id: 404, naming it.
+      await assertError(await t.fetch('/emails/outbox'), 404, 'not_found', /"outbox" is not an id/);
+      await assertError(await t.fetch('/domains/x', { method: 'DELETE' }), 404, 'not_found', /"x" is not an id/);
     });
 
     it('malformed JSON is 400 validation_error without parser internals', async () => {

@@ -79,4 +79,37 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(Object.keys(content), ['application/json', 'message/rfc822']);
     assert.equal(content['message/rfc822'].schema.format, 'binary');
   });
+
+  it('describes every route of the API, the newest among them, each with a summary', () => {
+    const documented = new Set(operations(document).map(([name]) => name));
+    // The route table's paths as OpenAPI writes them: `{id}` for `:id(pattern)`.
+    const asOpenApi = (url: string) => url.replace(/\([^)]*\)/g, '').replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\*$/, '{*}');
+    // The dashboard's pages and the share links' are html for people, not API.
+    const api = t.app.routeTable.filter((r) => r.method !== 'HEAD' && !/^\/(dashboard|shared)(\/|$)/.test(r.url) && !['/', '/favicon.ico', '/openapi.json', '/metrics'].includes(r.url));
+    const missing = api.map((r) => `${r.method} ${asOpenApi(r.url)}`).filter((name) => !documented.has(name));
+    assert.deepEqual(missing, []);
+    for (const name of [
+      'GET /webhooks',
+      'GET /broadcasts/{id}/metrics',
+      'GET /broadcasts/metrics',
+      'GET /segments/metrics',
+      'POST /domains/{id}/tracking',
+      'GET /domains/{id}/tracking',
+      'GET /domains/{id}/tracking/{tracking_id}',
+      'PATCH /domains/{id}/tracking/{tracking_id}',
+      'DELETE /domains/{id}/tracking/{tracking_id}',
+      'POST /domains/{id}/tracking/{tracking_id}/verify',
+      'GET /automations/{id}/runs/{run_id}/steps',
+      'GET /automations/{id}/runs/{run_id}/steps/{step_id}',
+      'POST /email',
+      'POST /emails/sending',
+      'POST /email/sending',
+    ]) {
+      assert.ok(documented.has(name), name);
+      const [method, path] = name.split(' ') as [string, string];
+      assert.ok(document.paths[path][method.toLowerCase()].summary, `${name} has a summary`);
+    }
+    const webhookRow = document.paths['/webhooks'].get.responses['200'].content['application/json'].schema.properties.data.items;
+    assert.deepEqual(['object', 'signing_secret'].filter((field) => webhookRow.required.includes(field)), ['object', 'signing_secret']);
+  });
 });

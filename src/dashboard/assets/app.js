@@ -17,6 +17,18 @@ for (const table of document.querySelectorAll('table[data-live]')) {
   });
 }
 
+// On a phone, the sections fold behind the Menu button (the stylesheet hides them while folded).
+const nav = document.querySelector('header nav');
+const menu = nav?.querySelector('.menu-toggle');
+if (menu) {
+  nav.classList.add('foldable');
+  menu.hidden = false;
+  menu.addEventListener('click', () => {
+    const open = nav.classList.toggle('open');
+    menu.setAttribute('aria-expanded', String(open));
+  });
+}
+
 // Copy buttons: <button data-copy="text">.
 document.addEventListener('click', async (event) => {
   const button = event.target.closest('button[data-copy]');

@@ -120,7 +120,7 @@ ${recipients.data.length ? html`<table class="list"><caption class="visually-hid
 <thead><tr><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
 <tbody>${recipients.data.map((r) => html`<tr><td><a href="/dashboard/emails/${r.id}">${r.email}</a></td><td>${status(r.last_event)}</td><td>${when(r.created_at)}</td></tr>`)}</tbody></table>
 ${pager(`/dashboard/broadcasts/${id}`, listQuery, recipients)}` : ''}</section>
-${messageFrame(`/dashboard/broadcasts/${id}/html`, broadcast.html !== null)}
+${messageFrame(`/dashboard/broadcasts/${id}/html`, broadcast.html)}
 ${broadcast.text ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${broadcast.text}</pre></section>` : ''}`;
     const title = broadcast.name || broadcast.subject || '(no name)';
     const notice = query.done ? NOTICES[query.done] : undefined;

@@ -117,7 +117,7 @@ ${email.tags.length ? html`<dt>Tags</dt><dd>${email.tags.map((t) => html`<span c
 <dt>Id</dt><dd><code>${id}</code></dd>
 </dl>
 ${scheduled}
-${email.body_removed_at ? removedBody(ctx.config.retentionDays) : messageFrame(`/dashboard/emails/${id}/html`, email.html !== null)}
+${email.body_removed_at ? removedBody(ctx.config.retentionDays) : messageFrame(`/dashboard/emails/${id}/html`, email.html)}
 ${email.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${email.text}</pre></section>` : ''}
 <section aria-labelledby="timeline"><h2 id="timeline">Timeline</h2>
 <ol class="timeline">${events.data.map(

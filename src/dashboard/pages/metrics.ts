@@ -32,6 +32,7 @@ function results(answer: MetricsAnswer, timezone: string): Html {
   const rows = answer.data ?? [];
   const chart = {
     timezone,
+    granularity: answer.granularity,
     periods: rows.map((row) => Date.parse(row.period as string) / 1000),
     series: Object.fromEntries(SERIES.map((metric) => [metric, rows.map((row) => row[metric] as number)])),
   };

@@ -76,7 +76,7 @@ ${email.reply_to.length ? html`<dt>Reply-To</dt><dd>${email.reply_to.join(', ')}
 <dt>Id</dt><dd><code>${id}</code></dd>
 </dl>
 ${authentication(email.authentication)}
-${email.body_removed_at ? removedBody(ctx.config.retentionDays) : messageFrame(`/dashboard/received/${id}/html`, email.html !== null)}
+${email.body_removed_at ? removedBody(ctx.config.retentionDays) : messageFrame(`/dashboard/received/${id}/html`, email.html)}
 ${email.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${email.text}</pre></section>` : ''}
 ${attachments.data.length ? html`<section aria-labelledby="attachments"><h2 id="attachments">Attachments</h2><ul>${attachments.data.map((a) => html`<li><a href="${a.download_url}">${a.filename ?? a.id}</a> (${a.content_type}, ${a.size} bytes${a.content_disposition === 'inline' ? ', inline' : ''})</li>`)}</ul></section>` : ''}
 ${headerTable(Object.entries(email.headers))}

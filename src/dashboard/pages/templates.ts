@@ -90,7 +90,7 @@ ${template.variables.length ? html`<form class="filters" method="get" action="${
     )}<button type="submit">Preview</button></form>` : ''}
 ${preview.subject !== null ? html`<dl class="facts"><dt>Subject</dt><dd class="preview-subject">${preview.subject}</dd></dl>` : ''}
 </section>
-${messageFrame(`${path}/preview${sampleQuery(samples)}`, true)}
+${messageFrame(`${path}/preview${sampleQuery(samples)}`, preview.html ?? '')}
 ${preview.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><pre class="text">${preview.text}</pre></section>` : ''}`;
     const notice = query.done === 'published' ? 'The template is published: sending uses this version.' : undefined;
     return reply.type('text/html; charset=utf-8').send(page(template.name, content, { section: 'templates', csrfToken: request.session!.csrfToken, notice }));

@@ -11,7 +11,7 @@ import { findContactByEmail, findContactById, type ContactRow } from '../../stor
 import type { Tx } from '../../store/db.ts';
 import { deleteJob } from '../../store/jobs.ts';
 import { json, parsed } from '../../store/json.ts';
-import type { PageRequest } from '../../store/paginate.ts';
+import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import { contactEmail } from '../contacts/contact-input.ts';
 import { ensureContact } from '../contacts/contacts.ts';
 import { checkEventName, checkPayload } from './custom-events.ts';
@@ -139,11 +139,17 @@ function toRunStep(row: runs.RunStepRow) {
   };
 }
 
-/** GET /automations/:id/runs/:run_id: the run and the steps it reached, in that order. */
-export async function getRun(ctx: Context, automationId: string, runId: string) {
+/** The run of an automation, or 404. */
+async function findRunOrThrow(ctx: Context, automationId: string, runId: string): Promise<runs.RunRow> {
   const automation = await findAutomationOrThrow(ctx, automationId);
   const run = isUuid(runId) ? await runs.findRun(ctx.db, runId.toLowerCase()) : undefined;
   if (!run || run.automation_id !== automation.id) throw notFound('Automation run');
+  return run;
+}
+
+/** GET /automations/:id/runs/:run_id: the run and the steps it reached, in that order. */
+export async function getRun(ctx: Context, automationId: string, runId: string) {
+  const run = await findRunOrThrow(ctx, automationId, runId);
   const steps = await runs.listRunSteps(ctx.db, run.id);
   return {
     object: 'automation_run' as const,
@@ -160,3 +166,24 @@ export async function getRun(ctx: Context, automationId: string, runId: string) 
   };
 }
 
+/** A step of a run in Resend's `automation_run_step` shape: its id, and the config of its step in the run's version. */
+function toRunStepObject(row: runs.RunStepRow, graph: Graph) {
+  const { key, ...rest } = toRunStep(row);
+  const step = graph.steps.find((s) => s.key === key);
+  return { object: 'automation_run_step' as const, step_id: row.id, key, config: step?.config ?? null, ...rest };
+}
+
+/** GET /automations/:id/runs/:run_id/steps: newest first, always paginated. */
+export async function listRunSteps(ctx: Context, automationId: string, runId: string, page: PageRequest) {
+  const run = await findRunOrThrow(ctx, automationId, runId);
+  const graph = await graphOf(ctx.db, run.version_id);
+  return mapPage(await runs.pageRunSteps(ctx.db, run.id, page), (row) => toRunStepObject(row, graph));
+}
+
+/** GET /automations/:id/runs/:run_id/steps/:step_id. */
+export async function getRunStep(ctx: Context, automationId: string, runId: string, stepId: string) {
+  const run = await findRunOrThrow(ctx, automationId, runId);
+  const row = isUuid(stepId) ? await runs.findRunStep(ctx.db, run.id, stepId.toLowerCase()) : undefined;
+  if (!row) throw notFound('Automation run step');
+  return toRunStepObject(row, await graphOf(ctx.db, run.version_id));
+}

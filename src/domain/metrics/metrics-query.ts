@@ -63,10 +63,10 @@ function idsOf(field: string, value: string | string[] | undefined): string[] | 
   return ids.map((id) => id.toLowerCase());
 }
 
-/** Reads and checks the parameters; `now` is where a future end_date stops. */
-export function readMetricsQuery(params: MetricsParams, now: number): MetricsQuery {
+/** Reads and checks the parameters; `now` is where a future end_date stops; `dimensions` those the route takes. */
+export function readMetricsQuery(params: MetricsParams, now: number, allowed: readonly Dimension[] = DIMENSIONS): MetricsQuery {
   const metrics = namesOf('metrics', params.metrics, METRICS);
-  const dimensions = namesOf('dimensions', params.dimensions, DIMENSIONS) ?? [];
+  const dimensions = namesOf('dimensions', params.dimensions, allowed) ?? [];
   const granularities = namesOf('granularity', params.granularity, GRANULARITIES) ?? ['daily'];
   const granularity = granularities[0];
   if (granularity === undefined || granularities.length > 1) throw invalid(`Invalid \`granularity\`: choose one of ${GRANULARITIES.join(', ')}.`);

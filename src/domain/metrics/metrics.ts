@@ -73,9 +73,9 @@ class Cells {
 }
 
 /** Reads the rollup into cells. */
-async function fromRollup(ctx: Context, q: MetricsQuery, domains: string[] | undefined, needed: CountMetric[], cells: Cells): Promise<void> {
+async function fromRollup(ctx: Context, q: MetricsQuery, scope: { domains?: string[]; broadcastsOnly: boolean }, needed: CountMetric[], cells: Cells): Promise<void> {
   const by = { slot: q.dimensions.includes('period'), domain: q.dimensions.includes('domain'), broadcast: q.dimensions.includes('broadcast') };
-  const sums = await sumMetrics(ctx.db, { ...q.range, domains, broadcastIds: q.broadcastIds, metrics: needed }, by);
+  const sums = await sumMetrics(ctx.db, { ...q.range, ...scope, broadcastIds: q.broadcastIds, metrics: needed }, by);
   for (const sum of sums) {
     const cell = {
       period: by.slot ? periodIndex(q.periods, sum.slot!) : undefined,
@@ -164,16 +164,19 @@ function combine(q: MetricsQuery, cells: Cell[]): Cell[] {
   return rows;
 }
 
-/** The answer of GET /emails/metrics for its parameters. */
-export async function emailMetrics(ctx: Context, params: MetricsParams): Promise<MetricsAnswer> {
-  const q = readMetricsQuery(params, ctx.clock.now());
+/**
+ * The answer of GET /emails/metrics for its parameters; with `broadcastsOnly`, that of GET
+ * /broadcasts/metrics: the emails of broadcasts, by period and broadcast.
+ */
+export async function emailMetrics(ctx: Context, params: MetricsParams, { broadcastsOnly = false } = {}): Promise<MetricsAnswer> {
+  const q = readMetricsQuery(params, ctx.clock.now(), broadcastsOnly ? ['period', 'broadcast'] : undefined);
   const needed = countsNeeded(q.metrics);
   const filtered = q.domainIds ? (await findDomainNames(ctx.db, { ids: q.domainIds })).map((d) => d.name) : undefined;
   const cells = new Cells();
   // A domain_id filter that names no domain leaves nothing to count.
   if (filtered?.length !== 0) {
     if (q.emailIds || q.dimensions.includes('email')) await fromEvents(ctx, q, filtered, needed, cells);
-    else await fromRollup(ctx, q, filtered, needed, cells);
+    else await fromRollup(ctx, q, { domains: filtered, broadcastsOnly }, needed, cells);
   }
   const totals: Counts = {};
   for (const cell of cells.byKey.values()) addCounts(totals, cell.counts);

@@ -29,7 +29,8 @@ export interface DomainInput extends DomainSettingsInput {
   custom_return_path?: string;
 }
 
-function subdomain(value: string, field: string): string {
+/** A subdomain as `field` gives it, lower-cased, or 422. */
+export function subdomain(value: string, field: string): string {
   const lower = value.toLowerCase();
   if (!SUBDOMAIN.test(lower)) throw invalidField(field, 'expected a subdomain: letters, digits and hyphens, such as "send".');
   return lower;
@@ -94,6 +95,12 @@ export function domainEvent(ctx: Context, type: 'domain.created' | 'domain.updat
   return { type, data: { id, name, status, created_at: isoTime(created_at), region, capabilities, records } };
 }
 
+/** The id and time a tracking subdomain set for the first time gets (tracking-domains.ts): none for other changes. */
+function trackingIdentity(settings: store.DomainSettings, at: string, before?: Pick<store.DomainRow, 'tracking_id'>): { tracking_id?: string; tracking_created_at?: string } {
+  if (settings.tracking_subdomain === undefined || settings.tracking_subdomain === null || (before && before.tracking_id !== null)) return {};
+  return { tracking_id: newId(), tracking_created_at: at };
+}
+
 const alreadyRegistered = (name: string) => new AppError('forbidden', `The ${name} domain has already been registered.`);
 
 /** POST /domains: checks the input, makes the domain's DKIM key, stores it with its records not_started. */
@@ -121,11 +128,14 @@ export async function createDomain(ctx: Context, input: DomainInput) {
     open_tracking: 0,
     click_tracking: 0,
     tracking_subdomain: null,
+    tracking_id: null,
+    tracking_created_at: null,
     tls: 'opportunistic',
     daily_limit: null,
     sending: 'enabled',
     receiving: 'disabled',
     ...settings,
+    ...trackingIdentity(settings, toTimestamp(ctx.clock.now())),
     dkim_selector: key.selector,
     dkim_public_key: key.publicKey,
     dkim_private_key: key.sealedPrivateKey,
@@ -167,11 +177,20 @@ export async function listDomains(ctx: Context, page: PageRequest) {
  * with receiving) and, on a domain being checked, looks the new ones up now (switchVerification).
  */
 export async function updateDomain(ctx: Context, id: string, input: DomainSettingsInput): Promise<void> {
-  const settings = settingsOf(input);
+  await changeDomain(ctx, id, settingsOf(input));
+}
+
+/**
+ * Changes a domain's settings, with what that changes of its records and their checks, and its
+ * domain.updated event; `check` may refuse the change, seeing the domain in the same transaction.
+ */
+export async function changeDomain(ctx: Context, id: string, changes: store.DomainSettings, check?: (before: store.DomainRow) => void): Promise<void> {
   const now = ctx.clock.now();
   await ctx.writer.transaction(async (tx) => {
     const before = await store.findDomain(tx, id);
     if (!before) throw notFound('Domain');
+    check?.(before);
+    const settings = { ...changes, ...trackingIdentity(changes, toTimestamp(now), before) };
     const after = { ...before, ...settings };
     checkCapabilities(after);
     await store.updateDomain(tx, id, settings);

@@ -19,9 +19,10 @@ export async function checkEndpointUrl(raw: string, allowPrivate: boolean): Prom
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidField('endpoint', 'must be an http or https URL.');
   if (allowPrivate) return raw;
+  const allow = 'set MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS=true to allow them (development, or a private network you trust).';
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) !== 0) {
-    if (!isPublicAddress(host)) throw invalidField('endpoint', 'loopback, private and link-local addresses are not accepted.');
+    if (!isPublicAddress(host)) throw invalidField('endpoint', `loopback, private and link-local addresses are not accepted: ${allow}`);
     return raw;
   }
   // Every address the name has: one private answer among public ones is enough to refuse it, since
@@ -33,7 +34,7 @@ export async function checkEndpointUrl(raw: string, allowPrivate: boolean): Prom
     throw invalidField('endpoint', `the host ${quoted(host)} could not be resolved.`);
   }
   if (addresses.some((a) => !isPublicAddress(a.address))) {
-    throw invalidField('endpoint', `the host ${quoted(host)} resolves to a loopback, private or link-local address; those are not accepted.`);
+    throw invalidField('endpoint', `the host ${quoted(host)} resolves to a loopback, private or link-local address; those are not accepted: ${allow}`);
   }
   return raw;
 }

@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import { seal, unseal } from '../../encryption.ts';
 import { invalidField, notFound, quoted } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { PageRequest } from '../../store/paginate.ts';
+import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import type { WebhookStatus } from '../../store/schema.ts';
 import * as store from '../../store/webhooks.ts';
 import { checkEndpointUrl } from './endpoint-url.ts';
@@ -103,8 +103,17 @@ export async function getWebhook(ctx: Context, id: string) {
   return row.status === 'disabled' ? { ...webhook, disabled_reason: row.disabled_reason } : webhook;
 }
 
+/** GET /webhooks: each row with its secret in the clear, as Resend's list and the Python SDK's type have it. */
 export async function listWebhooks(ctx: Context, page: PageRequest) {
-  return store.listWebhooks(ctx.db, page);
+  return mapPage(await store.listWebhooks(ctx.db, page), (row) => ({
+    object: 'webhook' as const,
+    id: row.id,
+    endpoint: row.endpoint,
+    created_at: row.created_at,
+    status: row.status,
+    events: row.events,
+    signing_secret: signingSecretOf(ctx, row),
+  }));
 }
 
 /**

@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as automations from '../../domain/automations/automations.ts';
 import { MAX_STEPS } from '../../domain/automations/graph.ts';
-import { getRun, listRuns } from '../../domain/automations/runs.ts';
+import { getRun, getRunStep, listRuns, listRunSteps } from '../../domain/automations/runs.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas.ts';
 
@@ -46,8 +46,17 @@ const RunStep = Type.Object({
   created_at: Type.String(),
 });
 
+const RunStepObject = Type.Object({
+  object: Type.Literal('automation_run_step'),
+  step_id: Type.String({ description: 'The id of this step of the run' }),
+  key: Type.String({ description: "Mailroom's addition: the step's key in the automation's graph" }),
+  config: Type.Unknown({ description: "The step's config in the version the run follows" }),
+  ...Type.Omit(RunStep, ['key']).properties,
+});
+
 const StatusQuery = Type.Object({ ...PageQuery.properties, status: Type.Optional(Str(MAX.short)) });
 const RunParams = Type.Object({ id: Str(MAX.id), run_id: Str(MAX.id) });
+const RunStepParams = Type.Object({ ...RunParams.properties, step_id: Str(MAX.id) });
 
 export function automationRoutes(app: App, ctx: Context): void {
   app.post(
@@ -128,5 +137,26 @@ export function automationRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => getRun(ctx, request.params.id, request.params.run_id),
+  );
+  app.get(
+    '/automations/:id/runs/:run_id/steps',
+    {
+      schema: {
+        summary: "List a run's steps, newest first (always paginated, 20 by default)",
+        params: RunParams,
+        querystring: PageQuery,
+        response: { 200: listOfSchema(RunStepObject) },
+      },
+    },
+    async (request) => {
+      const { id, run_id } = request.params;
+      return listOf(await listRunSteps(ctx, id, run_id, parsePage(request.query, { everything: false })));
+    },
+  );
+
+  app.get(
+    '/automations/:id/runs/:run_id/steps/:step_id',
+    { schema: { summary: 'Retrieve a step of a run', params: RunStepParams, response: { 200: RunStepObject } } },
+    async (request) => getRunStep(ctx, request.params.id, request.params.run_id, request.params.step_id),
   );
 }

@@ -7,7 +7,7 @@ import { MAX, Str } from '../schemas.ts';
 /** A list parameter: comma-separated, repeated, or both (checked by the domain, which names the mistake). */
 const List = (description: string) => Type.Optional(Type.Union([Str(8 * 1024), Type.Array(Str(8 * 1024), { maxItems: 200 })], { description }));
 
-const MetricsQuery = Type.Object({
+export const MetricsQuery = Type.Object({
   start_date: Type.Optional(Str(MAX.date, 'ISO 8601 date or datetime; default: the start of the day six days before end_date')),
   end_date: Type.Optional(Str(MAX.date, 'ISO 8601 date (its whole day) or datetime; default and latest: now')),
   timezone: Type.Optional(Str(MAX.short, 'IANA time zone of dates without an offset and of the periods; default UTC')),
@@ -19,7 +19,7 @@ const MetricsQuery = Type.Object({
   broadcast_id: List('up to 100 broadcast ids'),
 });
 
-const MetricsResponse = Type.Object({
+export const MetricsResponse = Type.Object({
   object: Type.Literal('metrics'),
   start_date: Type.String(),
   end_date: Type.String(),

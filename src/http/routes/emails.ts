@@ -9,6 +9,9 @@ import { Email, EmailListItem, IdempotencyHeaders, IdParams, IdResponse, listOfS
 /** Attachments may total 40 MB as base64; the JSON around them needs a little more. */
 const SEND_BODY_LIMIT = 41 * 1024 * 1024;
 
+/** Other paths of `POST /emails`. */
+const SEND_ALIASES = ['/email', '/emails/sending', '/email/sending'];
+
 const EmailEvent = Type.Object({
   id: Type.String(),
   type: Type.String(),
@@ -40,15 +43,24 @@ function prefersRfc822(accept: string | undefined): boolean {
 }
 
 export function emailRoutes(app: App, ctx: Context): void {
-  app.post(
-    '/emails',
-    {
-      bodyLimit: SEND_BODY_LIMIT,
-      config: { access: 'sending' },
-      schema: { summary: 'Send an email', headers: IdempotencyHeaders, body: SendEmailBody, response: { 200: IdResponse } },
-    },
-    async (request) => emails.sendEmail(ctx, request.body, request.apiKey, idempotencyOf(request, '/emails')),
-  );
+  // Resend's newer paths for the same send (its OAuth scopes name them `emails:send`); an idempotency
+  // key means the same on each.
+  for (const path of ['/emails', ...SEND_ALIASES]) {
+    app.post(
+      path,
+      {
+        bodyLimit: SEND_BODY_LIMIT,
+        config: { access: 'sending' },
+        schema: {
+          summary: path === '/emails' ? 'Send an email' : 'Send an email: an alias of POST /emails',
+          headers: IdempotencyHeaders,
+          body: SendEmailBody,
+          response: { 200: IdResponse },
+        },
+      },
+      async (request) => emails.sendEmail(ctx, request.body, request.apiKey, idempotencyOf(request, '/emails')),
+    );
+  }
 
   app.get(
     '/emails',

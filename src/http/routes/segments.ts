@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts/contacts.ts';
+import { segmentsMetrics } from '../../domain/contacts/segment-metrics.ts';
 import * as segments from '../../domain/contacts/segments.ts';
 import { ContactItem, SegmentItem } from '../contact-schemas.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
@@ -84,7 +85,33 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
   );
 }
 
+const Ids = (description: string) => Type.Optional(Type.Union([Str(8 * 1024), Type.Array(Str(MAX.id), { maxItems: 100 })], { description }));
+
+const SegmentMetricsQuery = Type.Object({
+  segment_id: Ids('Up to 100 segment ids (repeated or comma-separated); default: every segment'),
+  'filter.segmentId[]': Ids('The same, as Resend\'s dashboard writes it'),
+  sort_by: Type.Optional(Str(MAX.short, '"date": when the segment was created (the default)')),
+  sort_order: Type.Optional(Str(MAX.short, '"desc" (default) or "asc"')),
+  start_date: Type.Optional(Str(MAX.date, 'Count only contacts created on or after it (ISO 8601 date or datetime)')),
+  end_date: Type.Optional(Str(MAX.date, 'Count only contacts created before its end (a date: its whole day)')),
+  timezone: Type.Optional(Str(MAX.short, 'IANA time zone of dates without an offset; default UTC')),
+});
+
+const SegmentCounts = { all_contacts: Type.Integer(), subscribers: Type.Integer({ description: 'Contacts not unsubscribed' }), unsubscribers: Type.Integer() };
+
+const SegmentMetrics = Type.Object({
+  object: Type.Literal('segments_metrics'),
+  totals: Type.Object(SegmentCounts, { description: 'Each contact once, however many of the segments it is in' }),
+  data: Type.Array(Type.Object({ segment_id: Type.String(), segment_name: Type.String(), ...SegmentCounts })),
+});
+
 export function segmentRoutes(app: App, ctx: Context): void {
+  app.get(
+    '/segments/metrics',
+    { schema: { summary: "Segments' contacts now: all, subscribed and unsubscribed", querystring: SegmentMetricsQuery, response: { 200: SegmentMetrics } } },
+    async (request) => segmentsMetrics(ctx, request.query),
+  );
+
   segmentResource(app, ctx, { path: '/segments', object: 'segment', noun: 'a segment' });
   segmentResource(app, ctx, { path: '/audiences', object: 'audience', noun: 'an audience (deprecated: a segment)' });
 

@@ -18,11 +18,13 @@ const UpdateBody = Type.Object({
 });
 
 const WebhookItem = Type.Object({
+  object: Type.Literal('webhook'),
   id: Type.String(),
   endpoint: Type.String(),
   created_at: Type.String(),
   status: Type.String(),
   events: Type.Array(Type.String()),
+  signing_secret: Type.String(),
 });
 
 const Webhook = Type.Object({
@@ -49,7 +51,7 @@ export function webhookRoutes(app: App, ctx: Context): void {
     '/webhooks',
     {
       schema: {
-        summary: 'List webhook endpoints (always paginated, 20 by default; without their secrets)',
+        summary: 'List webhook endpoints with their signing secrets (always paginated, 20 by default)',
         querystring: PageQuery,
         response: { 200: listOfSchema(WebhookItem) },
       },

@@ -112,6 +112,38 @@ for (const dialect of dialects) {
       assert.equal((await runOf(id, bobRun!.id)).steps.at(-1)!.key, 'upsell');
     });
 
+    it("lists a run's steps and reads one, in Resend's automation_run_step shape with the step's config", async () => {
+      const id = await create({
+        name: 'Steps',
+        steps: [
+          { key: 'start', type: 'trigger', config: { eventName: 'steps.started' } },
+          { key: 'pause', type: 'delay', config: { duration: '1 day' } },
+        ],
+        connections: [{ from: 'start', to: 'pause' }],
+      });
+      await t.resend.events.send({ event: 'steps.started', email: 'eve@example.org' });
+      const run = await eventually(async () => (await runsOf(id))[0]);
+      const path = `/automations/${id}/runs/${run.id}/steps`;
+      const list = await t.resend.get<{ object: string; has_more: boolean; data: Record<string, unknown>[] }>(path);
+      assert.equal(list.error, null, JSON.stringify(list.error));
+      assert.deepEqual([list.data!.object, list.data!.has_more], ['list', false]);
+      const graph = (await t.resend.automations.get(id)).data!.steps;
+      const [pause, start] = list.data!.data;
+      assert.deepEqual(
+        [start, pause].map((step) => [step!.object, step!.key, step!.type, step!.status, step!.config]),
+        [
+          ['automation_run_step', 'start', 'trigger', 'completed', graph[0]!.config],
+          ['automation_run_step', 'pause', 'delay', 'waiting', graph[1]!.config],
+        ],
+        'newest first',
+      );
+      const one = await t.resend.get<Record<string, unknown>>(`${path}/${pause!.step_id}`);
+      assert.deepEqual(one.data, pause);
+      assert.equal((await t.resend.get<{ has_more: boolean }>(`${path}?limit=1`)).data?.has_more, true);
+      assert.equal((await t.resend.get(`${path}/0190c0de-0000-7000-8000-000000000000`)).error?.statusCode, 404);
+      assert.equal((await t.resend.get(`/automations/${id}/runs/0190c0de-0000-7000-8000-000000000000/steps`)).error?.statusCode, 404);
+    });
+
     it('a wait_for_event takes the event_received branch when its event comes, the timeout branch when it does not', async () => {
       const id = await create({
         name: 'Verify reminder',

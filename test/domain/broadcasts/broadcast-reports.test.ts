@@ -127,6 +127,52 @@ for (const dialect of dialects) {
       assert.deepEqual(await recipients('opened', { email: 'cy@example.com' }), { object: 'list', has_more: false, data: [] });
     });
 
+    it("answers Resend's broadcast metrics from the counts it keeps, each with its percentage, and its links", async () => {
+      const { data, error } = await t.resend.get<Record<string, unknown>>(`/broadcasts/${broadcast}/metrics`);
+      assert.equal(error, null, JSON.stringify(error));
+      const share = (total: number, percentage: number) => ({ total, percentage });
+      assert.deepEqual(data, {
+        object: 'broadcast_metrics',
+        broadcast_id: broadcast,
+        status: 'sent',
+        total: 7,
+        sent: 6,
+        remaining: 0,
+        delivered: share(5, 83.33),
+        opened: share(2, 40),
+        clicked: share(2, 40),
+        // As GET /emails/metrics counts them: an unsubscribe event each (cy's topic, then everything).
+        unsubscribed: share(3, 60),
+        bounced: share(1, 16.67),
+        complained: share(1, 20),
+        suppressed: share(1, 14.29),
+        clicked_links: [
+          { url: A, clicks: 2, unique_clicks: 1, percentage: 20 },
+          { url: B, clicks: 2, unique_clicks: 2, percentage: 40 },
+          { url: C, clicks: 1, unique_clicks: 1, percentage: 20 },
+        ],
+      });
+      assert.deepEqual((await t.resend.get(`/broadcasts/${MISSING}/metrics`)).error, { name: 'not_found', message: 'Broadcast not found', statusCode: 404 });
+    });
+
+    it('answers GET /broadcasts/metrics over the emails of broadcasts only, each row naming its broadcast', async () => {
+      const plain = (await t.resend.emails.send({ from: 'a@example.com', to: 'delivered@resend.dev', subject: 'not a broadcast', text: 'x' })).data!.id;
+      await eventually(async () => (await t.resend.emails.get(plain)).data?.last_event === 'delivered');
+      const range = 'start_date=2020-01-01&metrics=sent,delivered,unique_opened,open_rate';
+      const all = await t.resend.get<{ totals: Record<string, number> }>(`/emails/metrics?${range}`);
+      const ofBroadcasts = await t.resend.get<{ object: string; totals: Record<string, number>; data: object[] }>(`/broadcasts/metrics?${range}&dimensions=broadcast`);
+      assert.equal(ofBroadcasts.error, null, JSON.stringify(ofBroadcasts.error));
+      assert.equal(all.data!.totals.sent, 7, 'the plain email counts among all emails');
+      const totals = { sent: 6, delivered: 5, unique_opened: 2, open_rate: 0.4 };
+      assert.deepEqual([ofBroadcasts.data!.object, ofBroadcasts.data!.totals], ['metrics', totals]);
+      assert.deepEqual(ofBroadcasts.data!.data, [{ id: broadcast, name: null, ...totals }]);
+      const byPeriod = await t.resend.get<{ data: Record<string, unknown>[] }>(`/broadcasts/metrics?${range}&dimensions=period,broadcast&broadcast_id=${broadcast}`);
+      assert.deepEqual(Object.keys(byPeriod.data!.data[0]!), ['period', 'id', 'name', 'sent', 'delivered', 'unique_opened', 'open_rate']);
+      const refused = await t.resend.get(`/broadcasts/metrics?dimensions=domain`);
+      assert.equal(refused.error?.statusCode, 422);
+      assert.match(refused.error!.message, /`dimensions`.*period, broadcast/);
+    });
+
     it('pages through recipients both ways', async () => {
       const all = (await recipients('delivered')).data;
       assert.equal(all.length, 5);

@@ -38,6 +38,38 @@ for (const dialect of dialects) {
       assert.equal((await requestJson(t, 'POST', '/segments', { name: ' ' })).status, 422);
     });
 
+    it('answers GET /segments/metrics: each segment\'s contacts, subscribed or not, and each contact once in the totals', async () => {
+      const fresh = await startApp(dialect, { worker: false });
+      try {
+        const early = (await fresh.resend.segments.create({ name: 'Early' })).data!.id;
+        const late = (await fresh.resend.segments.create({ name: 'Late' })).data!.id;
+        await fresh.resend.contacts.create({ email: 'a@example.com', segments: [{ id: early }] });
+        const dayAfter = new Date(fresh.clock.now() + 12 * 3600_000).toISOString();
+        fresh.advance(24 * 3600_000);
+        await fresh.resend.contacts.create({ email: 'b@example.com', segments: [{ id: early }] });
+        await fresh.resend.contacts.create({ email: 'c@example.com', unsubscribed: true, segments: [{ id: early }, { id: late }] });
+        const metrics = async (query = '') => {
+          const { data, error } = await fresh.resend.get<Record<string, unknown>>(`/segments/metrics${query}`);
+          assert.equal(error, null, JSON.stringify(error));
+          return data!;
+        };
+        const row = (id: string, name: string, all: number, unsubscribers: number) => ({ segment_id: id, segment_name: name, all_contacts: all, subscribers: all - unsubscribers, unsubscribers });
+        assert.deepEqual(await metrics(), {
+          object: 'segments_metrics',
+          totals: { all_contacts: 3, subscribers: 2, unsubscribers: 1 },
+          data: [row(late, 'Late', 1, 1), row(early, 'Early', 3, 1)],
+        });
+        assert.deepEqual((await metrics('?sort_by=date&sort_order=asc')).data, [row(early, 'Early', 3, 1), row(late, 'Late', 1, 1)]);
+        assert.deepEqual(await metrics(`?filter.segmentId[]=${late}`), { object: 'segments_metrics', totals: { all_contacts: 1, subscribers: 0, unsubscribers: 1 }, data: [row(late, 'Late', 1, 1)] });
+        assert.deepEqual((await metrics(`?segment_id=${early}&start_date=${dayAfter}`)).data, [row(early, 'Early', 2, 1)], 'only the contacts created since');
+        for (const query of ['?sort_by=name', '?sort_order=up', '?segment_id=nope', '?start_date=yesterday']) {
+          assert.equal((await fresh.resend.get(`/segments/metrics${query}`)).error?.statusCode, 422, query);
+        }
+      } finally {
+        await fresh.close();
+      }
+    });
+
     it('serves the legacy /audiences routes on the same data', async () => {
       const created = await requestJson(t, 'POST', '/audiences', { name: 'Legacy' });
       assert.equal(created.status, 201);

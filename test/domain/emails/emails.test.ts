@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { Resend } from 'resend';
 import { dialects, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 
 const base = { from: 'Acme <hello@example.com>', to: 'user@example.com', subject: 'Hello', html: '<p>Hi</p>' };
@@ -75,6 +76,20 @@ for (const dialect of dialects) {
       assert.deepEqual(recipients.map((r) => r.address).sort(), ['c@example.com', 'user@example.com'], 'one per address');
       const job = await db.selectFrom('jobs').selectAll().where('key', '=', `send-email:${data!.id}`).executeTakeFirst();
       assert.equal(job?.task, 'send-email');
+    });
+
+    it('sends through POST /email, /emails/sending and /email/sending as through POST /emails, idempotency keys shared', async () => {
+      for (const path of ['/email', '/emails/sending', '/email/sending']) {
+        const sent = await t.resend.post<{ id: string }>(path, { ...base, subject: `Via ${path}` });
+        assert.equal(sent.error, null, path);
+        assert.equal((await t.resend.emails.get(sent.data!.id)).data?.subject, `Via ${path}`);
+      }
+      const sending = await t.resend.apiKeys.create({ name: 'alias sender', permission: 'sending_access' });
+      const sender = new Resend(sending.data!.token, { baseUrl: t.url });
+      // A sending-access key may use each; the same bytes with the same key are the same send on any of them.
+      const first = await sender.post<{ id: string }>('/emails', { ...base, subject: 'Once' }, { idempotencyKey: 'alias-1' });
+      const again = await sender.post<{ id: string }>('/email/sending', { ...base, subject: 'Once' }, { idempotencyKey: 'alias-1' });
+      assert.equal(again.data?.id, first.data!.id, JSON.stringify(again.error));
     });
 
     it('returns 404 not_found for an unknown id', async () => {

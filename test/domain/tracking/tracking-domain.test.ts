@@ -56,6 +56,58 @@ for (const dialect of dialects) {
       assert.match(await sentHtml('news@links.test'), /<a href="https:\/\/mail\.example\.com\/track\/click\//);
     });
 
+    it("serves the tracking subdomain as Resend's tracking domain: create, read, verify through DNS, change, delete", async () => {
+      type TrackingDomain = { object: string; id: string; name: string; full_name: string; status: string; records: object[]; created_at: string };
+      const { data: domain } = await t.resend.domains.create({ name: 'routes.test', openTracking: true, clickTracking: true });
+      const base = `/domains/${domain!.id}/tracking`;
+      assert.deepEqual((await t.resend.get(base)).data, { object: 'list', has_more: false, data: [] });
+      assert.equal((await t.resend.post(base, {})).error?.name, 'missing_required_field');
+      assert.equal((await t.resend.post(base, { subdomain: 'not a name' })).error?.statusCode, 422);
+
+      const created = await t.resend.post<TrackingDomain>(base, { subdomain: 'Links' });
+      assert.equal(created.error, null, JSON.stringify(created.error));
+      const { id, created_at } = created.data!;
+      const record = (name: string, status: string) => ({ type: 'CNAME', name, value: 'mail.example.com', status });
+      assert.deepEqual(created.data, { object: 'tracking_domain', id, name: 'links', full_name: 'links.routes.test', status: 'pending', records: [record('links', 'pending')], created_at });
+      assert.deepEqual((await t.resend.get(base)).data, { object: 'list', has_more: false, data: [created.data] });
+      assert.deepEqual((await t.resend.get(`${base}/${id}`)).data, created.data);
+      // The same as the domain's `tracking_subdomain` and its Tracking record.
+      const withRecord = await domainOf(t, domain!.id);
+      assert.equal((withRecord as unknown as { tracking_subdomain: string }).tracking_subdomain, 'links');
+      assert.equal(tracking(withRecord)!.name, 'links');
+      const again = await t.resend.post(base, { subdomain: 'other' });
+      assert.equal(again.error?.statusCode, 403);
+      assert.match(again.error!.message, new RegExp(`links\\.routes\\.test.*PATCH ${base}/${id}`));
+
+      // Verified through DNS like the domain itself; then the tracked links and the pixel use it.
+      publishRecords(dns, withRecord);
+      assert.deepEqual((await t.resend.post(`${base}/${id}/verify`)).data, { object: 'tracking_domain', id });
+      const verified = await eventually(async () => {
+        const got = (await t.resend.get<TrackingDomain>(`${base}/${id}`)).data!;
+        return got.status === 'verified' && got;
+      });
+      assert.deepEqual(verified.records, [record('links', 'verified')]);
+      const html = await sentHtml('news@routes.test');
+      assert.match(html, /<a href="https:\/\/links\.routes\.test\/track\/click\/[^"]+">Shop<\/a>/);
+      assert.match(html, /<img src="https:\/\/links\.routes\.test\/track\/open\/[^"]+"/);
+
+      // Another subdomain keeps the id; until its CNAME is verified, the public URL again.
+      const changed = await t.resend.patch<TrackingDomain>(`${base}/${id}`, { subdomain: 'go' });
+      assert.deepEqual([changed.data!.id, changed.data!.full_name, changed.data!.status], [id, 'go.routes.test', 'pending']);
+      assert.match(await sentHtml('news@routes.test'), /<a href="https:\/\/mail\.example\.com\/track\/click\//);
+
+      assert.deepEqual((await t.resend.delete(`${base}/${id}`)).data, { object: 'tracking_domain', id, deleted: true });
+      assert.deepEqual((await t.resend.get(base)).data, { object: 'list', has_more: false, data: [] });
+      assert.deepEqual((await t.resend.get(`${base}/${id}`)).error, { statusCode: 404, name: 'not_found', message: 'Tracking domain not found' });
+      assert.equal(tracking(await domainOf(t, domain!.id)), undefined);
+
+      // A tracking_subdomain set through PATCH /domains is the same tracking domain, with an id of its own.
+      await t.resend.domains.update({ id: domain!.id, trackingSubdomain: 'click' });
+      const listed = (await t.resend.get<{ data: TrackingDomain[] }>(base)).data!.data;
+      assert.deepEqual(listed.map((d) => d.full_name), ['click.routes.test']);
+      assert.notEqual(listed[0]!.id, id);
+    });
+
     it('lists no Tracking record without a tracking subdomain', async () => {
       const { data } = await t.resend.domains.create({ name: 'no-links.test', openTracking: true });
       assert.equal(tracking(data as unknown as Domain), undefined);

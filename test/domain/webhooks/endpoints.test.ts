@@ -117,6 +117,8 @@ for (const dialect of dialects) {
         const created = await t.resend.webhooks.create({ endpoint, events: ['email.sent'] });
         assert.equal(created.error?.statusCode, 422, endpoint);
         assert.match(created.error!.message, /`endpoint`.*(loopback, private (and|or) link-local)/, endpoint);
+        // It names the setting that allows them, for the developer whose receiver is on localhost.
+        assert.match(created.error!.message, /set MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS=true to allow them/, endpoint);
         assert.equal((await t.resend.webhooks.update(data!.id, { endpoint })).error?.statusCode, 422, endpoint);
       }
       assert.equal((await t.resend.webhooks.get(data!.id)).data!.endpoint, ENDPOINT);
@@ -138,22 +140,29 @@ for (const dialect of dialects) {
       }
     });
 
-    it('lists newest first, paginated (20 by default), without the secrets', async () => {
+    it('lists newest first, paginated (20 by default), each row a webhook with its secret', async () => {
       const fresh = await startApp(dialect, { worker: false });
       try {
         const ids: string[] = [];
+        const secrets: string[] = [];
         for (let i = 0; i < 22; i++) {
-          ids.push((await fresh.resend.webhooks.create({ endpoint: `${ENDPOINT}/${i}`, events: ['email.sent'] })).data!.id);
+          const created = (await fresh.resend.webhooks.create({ endpoint: `${ENDPOINT}/${i}`, events: ['email.sent'] })).data!;
+          ids.push(created.id);
+          secrets.push(created.signing_secret);
         }
         const all = (await fresh.resend.webhooks.list()).data!;
         assert.deepEqual([all.object, all.has_more, all.data.length], ['list', true, 20]);
+        // The Python SDK's Webhook type requires `object` and `signing_secret` on each row.
         assert.deepEqual({ ...all.data[0]!, created_at: 'x' }, {
+          object: 'webhook',
           id: ids[21],
           endpoint: `${ENDPOINT}/21`,
           created_at: 'x',
           status: 'enabled',
           events: ['email.sent'],
+          signing_secret: secrets[21],
         });
+        assert.deepEqual(all.data.map((w) => (w as { signing_secret?: string }).signing_secret), secrets.slice(2).reverse());
         const first = (await fresh.resend.webhooks.list({ limit: 2 })).data!;
         assert.deepEqual([first.has_more, first.data.map((w) => w.id)], [true, [ids[21], ids[20]]]);
         const next = (await fresh.resend.webhooks.list({ limit: 20, after: ids[20] })).data!;
