@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Availability } from '../store/availability.ts';
 import type { Db } from '../store/db.ts';
 import { dueJobsByTask } from '../store/jobs.ts';
 import type { Clock } from '../clock.ts';
@@ -34,7 +35,7 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-export function createInstruments(db: Db, clock: Clock): Instruments {
+export function createInstruments(db: Db, clock: Clock, availability: Availability): Instruments {
   const registry = new Registry();
   const registers = [registry];
   const instruments = {
@@ -72,12 +73,25 @@ export function createInstruments(db: Db, clock: Clock): Instruments {
       const now = clock.now();
       due.reset();
       age.reset();
-      for (const row of await dueJobsByTask(db, now)) {
+      // While the database is away the scrape still answers, without the queue: mailroom_database_up says why.
+      const rows = await dueJobsByTask(db, now).catch((error: unknown) => {
+        if (availability.failed(error)) return [];
+        throw error;
+      });
+      for (const row of rows) {
         due.set({ task: row.task }, row.due);
         age.set({ task: row.task }, Math.max(0, (now - row.oldest_run_at) / 1000));
       }
     },
   });
   const age = new Gauge({ name: 'mailroom_jobs_oldest_due_age_seconds', help: 'How long the oldest due job has waited, by task.', labelNames: ['task'], registers });
+  const up: Gauge = new Gauge({
+    name: 'mailroom_database_up',
+    help: "1 while this process's database works; 0 while it is unavailable, read-only or full (store/availability.ts).",
+    registers,
+    collect(): void {
+      up.set(availability.outage() ? 0 : 1);
+    },
+  });
   return instruments;
 }

@@ -1,19 +1,35 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import { ping } from '../../store/db.ts';
+import { AppError } from '../../errors.ts';
+import { databaseDown } from '../../monitoring/health.ts';
 
 export function systemRoutes(app: App, ctx: Context): void {
   app.get(
     '/health',
     {
-      // Load balancers and health checks call it often, from one address.
+      // Load balancers and health checks call it often, from one address, and most when things go wrong.
       config: { access: 'public', overLimit: 'exempt' },
-      schema: { summary: 'Liveness: the database is open and migrated', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+      schema: {
+        summary: 'Readiness: 200 while the database works; 503 naming what does not',
+        response: {
+          200: Type.Object({ status: Type.Literal('ok') }),
+          503: Type.Object({
+            statusCode: Type.Literal(503),
+            name: Type.Literal('service_unavailable'),
+            message: Type.String(),
+            status: Type.Literal('unavailable'),
+            database: Type.Optional(Type.Union([Type.Literal('unavailable'), Type.Literal('read_only'), Type.Literal('full')])),
+          }),
+        },
+      },
     },
-    async () => {
-      await ping(ctx.db);
-      return { status: 'ok' as const };
+    async (_request, reply) => {
+      const down = await databaseDown(ctx);
+      if (!down) return { status: 'ok' as const };
+      // The error shape, and what is down by name, so that a load balancer routes away and a person sees why.
+      reply.header('retry-after', new AppError('service_unavailable', down.message).retryAfter);
+      return reply.status(503).send({ statusCode: 503, name: 'service_unavailable', message: down.message, status: 'unavailable', database: down.database });
     },
   );
 
