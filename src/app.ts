@@ -12,6 +12,7 @@ import { drainBody, handleError } from './http/error-handler.ts';
 import { AppError } from './errors.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
 import { limitLargeBodies } from './http/large-bodies.ts';
+import { shedLoad } from './http/load-shedding.ts';
 import { limitRequestRates } from './http/rate-limit.ts';
 import { describeRoutes } from './http/openapi.ts';
 import { logRequest } from './http/request-log.ts';
@@ -131,6 +132,8 @@ export async function buildApp(ctx: Context): Promise<App> {
     reply.header('x-request-id', request.id);
     done();
   });
+  // First of the hooks that decide: a request shed costs no authentication, no body, no database.
+  await shedLoad(app);
   const limits = clientLimits(ctx);
   app.decorate('clientLimits', limits);
   if (limits.limitPublicRoutes) app.addHook('onRequest', limits.limitPublicRoutes);
