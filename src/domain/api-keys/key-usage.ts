@@ -41,9 +41,10 @@ export function createKeyUsage(writer: Writer, clock: Clock, log: Logger): KeyUs
   return {
     touch: (keyId) => void pending.set(keyId, toTimestamp(clock.now())),
     flush,
+    // A stop while the database is away loses these timestamps, and only them.
     async close() {
       clearInterval(timer);
-      await flush();
+      await flush().catch((err) => log.warn({ err }, 'could not record API key use'));
     },
   };
 }
