@@ -146,7 +146,8 @@ export class Runner {
       this.claiming = false;
     }
     clearTimeout(this.timer);
-    if (this.running) this.timer = setTimeout(() => this.wake(), wait);
+    // A wake that came while this claim was ending (the database back, a job committed) claims at once.
+    if (this.running) this.timer = setTimeout(() => this.wake(), this.claimAgain ? 0 : wait);
   }
 
   /**
