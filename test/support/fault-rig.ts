@@ -18,8 +18,8 @@ export const FAULTS: Record<FaultName, string> = {
   terminate: 'pg_terminate_backend of every connection',
   outage: 'pg_ctl stop -m fast, 30 s, start',
   crash: 'pg_ctl stop -m immediate (a crash), start',
-  'read-only': 'default_transaction_read_only on for 10 s (a failover under way)',
-  hang: 'SIGSTOP to every server process for 15 s',
+  'read-only': 'default_transaction_read_only on for 6 s (a failover under way)',
+  hang: 'SIGSTOP to every server process for 8 s',
 };
 
 const KEY = `re_${'f'.repeat(40)}`;
@@ -232,13 +232,13 @@ export async function startFaultRig(options: { log?: (line: string) => void } = 
       case 'read-only':
         await cluster.query('alter system set default_transaction_read_only = on');
         await cluster.query('select pg_reload_conf()');
-        await sleep(10_000);
+        await sleep(6000);
         await cluster.query('alter system reset default_transaction_read_only');
         await cluster.query('select pg_reload_conf()');
         return;
       case 'hang':
         await cluster.signal('SIGSTOP');
-        await sleep(15_000);
+        await sleep(8000);
         return cluster.signal('SIGCONT');
     }
   }
