@@ -125,6 +125,7 @@ export function createAvailability(log: Logger, now: () => number): Availability
   let lastFaultAt = -Infinity;
   let probe: Probe | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let probing = false;
   let closed = false;
   const listeners = new Set<() => void>();
 
@@ -164,11 +165,16 @@ export function createAvailability(log: Logger, now: () => number): Availability
     }
   };
 
+  // One probe at a time: against a hung server one waits for its connection's timeout.
   function schedule(): void {
-    if (timer || closed || !probe) return;
+    if (timer || probing || closed || !probe) return;
     timer = setTimeout(() => {
       timer = undefined;
-      void runProbe().then(() => current && schedule());
+      probing = true;
+      void runProbe().finally(() => {
+        probing = false;
+        if (current) schedule();
+      });
     }, PROBE_EVERY_MS);
     timer.unref();
   }
