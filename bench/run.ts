@@ -6,6 +6,7 @@ import { benchContacts } from './contacts.ts';
 import { benchDashboard } from './dashboard.ts';
 import { benchDelivery, type Figure } from './delivery.ts';
 import { benchDkim } from './dkim.ts';
+import { benchFaults } from './faults.ts';
 import { benchLargeSends } from './large-sends.ts';
 import { benchLists } from './lists.ts';
 import { benchMetrics } from './metrics.ts';
@@ -33,6 +34,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   metrics: () => benchMetrics({ n: Number(process.env.BENCH_EMAILS ?? 1_000_000), databaseUrl: process.env.BENCH_DATABASE_URL }),
   scale: () => benchScale({ n: Number(process.env.BENCH_EMAILS ?? 20_000) }),
   automations: () => benchAutomations({ n: Number(process.env.BENCH_EVENTS ?? 100_000) }),
+  faults: () => benchFaults({ faults: (process.env.BENCH_FAULTS ?? 'restart,terminate,outage,crash,read-only,hang').split(',') }),
 };
 
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches);

@@ -11,6 +11,7 @@ import { clientLimits } from './http/client-limits.ts';
 import { handleError } from './http/error-handler.ts';
 import { hashBodyIfIdempotent } from './http/idempotency-key.ts';
 import { limitLargeBodies } from './http/large-bodies.ts';
+import { shedLoad } from './http/load-shedding.ts';
 import { limitRequestRates } from './http/rate-limit.ts';
 import { notFoundHandler } from './http/not-found.ts';
 import { describeRoutes } from './http/openapi.ts';
@@ -117,6 +118,8 @@ export async function buildApp(ctx: Context): Promise<App> {
     reply.header('x-request-id', request.id);
     done();
   });
+  // First of the hooks that decide: a request shed costs no authentication, no body, no database.
+  await shedLoad(app);
   const limits = clientLimits(ctx);
   app.decorate('clientLimits', limits);
   if (limits.limitPublicRoutes) app.addHook('onRequest', limits.limitPublicRoutes);

@@ -14,7 +14,8 @@ import { createComposer, type Composer } from './delivery/compose-pool.ts';
 import { createMessageReader, type MessageReader } from './domain/receiving/message-reader.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
 import { createResolver } from './dns.ts';
-import { openDb, type Db } from './store/db.ts';
+import { availabilityProbe, openDb, type Db } from './store/db.ts';
+import { createAvailability, type Availability } from './store/availability.ts';
 import { createDeliveryLog, type DeliveryLog } from './workers/delivery-log.ts';
 import { createInstruments, type Instruments } from './monitoring/instruments.ts';
 import { migrate } from './store/migrations/index.ts';
@@ -29,6 +30,8 @@ export interface Context {
   /** MAILROOM_SECRET, or the one created for a SQLite install (secret.ts). */
   readonly secret: string;
   readonly db: Db;
+  /** Whether the database works now: every failed query reports here, and health, metrics and workers read it. */
+  readonly availability: Availability;
   /** Every write transaction goes through here (group commit on SQLite). */
   readonly writer: Writer;
   readonly clock: Clock;
@@ -86,17 +89,20 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
   const log = options.log ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
   const secret = resolveSecret(config);
-  const db = openDb(config.databaseUrl);
+  const availability = createAvailability(log, () => clock.now());
+  const db = openDb(config.databaseUrl, availability);
+  availability.setProbe(availabilityProbe(db));
   await migrate(db);
   const jobsAdded = createJobSignal();
-  const writer = createWriter(db, config.databaseUrl, () => jobsAdded.notify());
-  const jobNotices = createJobNotices(db, config.databaseUrl, log);
+  const writer = createWriter(db, config.databaseUrl, availability, () => jobsAdded.notify());
+  const jobNotices = createJobNotices(db, config.databaseUrl, log, availability);
   jobsAdded.subscribe(() => jobNotices.announce());
   const dns = createResolver(config.dnsServers);
   return {
     config,
     secret,
     db,
+    availability,
     writer,
     clock,
     log,
@@ -120,7 +126,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     jobNotices,
     largeMessages: createSemaphore(config.worker.maxLargeMessages),
     deliveryLog: createDeliveryLog(log),
-    instruments: createInstruments(db, clock),
+    instruments: createInstruments(db, clock, availability),
   };
 }
 
@@ -133,5 +139,6 @@ export async function closeContext(ctx: Context): Promise<void> {
   await ctx.reader.close();
   await ctx.jobNotices.close();
   await ctx.writer.close();
+  ctx.availability.close();
   await ctx.db.destroy();
 }

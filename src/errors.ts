@@ -8,6 +8,8 @@ interface ErrorKind {
   name?: string;
   /** The SMTP reply code and enhanced status code. */
   smtp: readonly [number, string];
+  /** Seconds a client should wait before trying again (Retry-After), for a condition that passes. */
+  retryAfter?: number;
 }
 
 /** A request that is not right as written: permanent, and about the message. */
@@ -30,6 +32,10 @@ const ERRORS = {
   concurrent_idempotent_requests: { status: 409, smtp: [451, '4.7.0'] },
   rate_limit_exceeded: { status: 429, smtp: [451, '4.7.1'] },
   internal_server_error: { status: 500, smtp: [451, '4.3.0'] },
+  // The database cannot be reached or takes no writes (store/availability.ts): a pause, never a loss.
+  service_unavailable: { status: 503, smtp: [451, '4.3.0'], retryAfter: 5 },
+  // Resend has no such answer; WebDAV's 507 and SMTP's 452 4.3.1 say it: the disk is full.
+  insufficient_storage: { status: 507, smtp: [452, '4.3.1'], retryAfter: 60 },
   // Resend answers these with `validation_error` under other statuses.
   malformed_request: { status: 400, name: 'validation_error', smtp: [501, '5.5.4'] },
   forbidden: { status: 403, name: 'validation_error', smtp: [550, '5.7.1'] },
@@ -58,6 +64,11 @@ export class AppError extends Error {
 
   get status(): number {
     return ERRORS[this.code].status;
+  }
+
+  /** Seconds to wait before trying again, for the errors of a condition that passes. */
+  get retryAfter(): number | undefined {
+    return (ERRORS[this.code] as ErrorKind).retryAfter;
   }
 
   toBody(): ErrorBody {

@@ -1,9 +1,12 @@
 import { performance } from 'node:perf_hooks';
+import { faultOf } from './store/availability.ts';
 
 /**
  * Values read from the database and trusted for `freshMs` afterwards, for rows read on every request
  * or send that change a few times in their life (API keys, sending domains). At most `maxEntries`
- * are kept: beyond, the cache starts over, so no stream of distinct keys can grow it.
+ * are kept: beyond, the cache starts over, so no stream of distinct keys can grow it. While the
+ * database is away the last value read stands (nothing can change it meanwhile): a key still
+ * authenticates, so its request gets the outage's 503 (or GET /metrics its answer), not a refusal.
  */
 export class FreshCache<K, V> {
   readonly #entries = new Map<K, { value: V; until: number }>();
@@ -18,7 +21,13 @@ export class FreshCache<K, V> {
     const now = performance.now();
     const entry = this.#entries.get(key);
     if (entry && entry.until > now) return entry.value;
-    const value = await load();
+    let value: V;
+    try {
+      value = await load();
+    } catch (error) {
+      if (entry && faultOf(error)) return entry.value;
+      throw error;
+    }
     if (!keep(value)) {
       this.#entries.delete(key);
       return value;

@@ -100,9 +100,12 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       scope.addHook('preClose', async () => live.close());
       scope.setErrorHandler(async (error, request, reply) => {
         const appError = toAppError(error, request);
-        if (appError.status >= 500) request.log.error({ err: error }, 'dashboard request failed');
-        const title = appError.status === 404 ? 'Not found' : appError.status >= 500 ? 'Something went wrong' : 'That did not work';
-        const message = appError.status >= 500 ? 'Please try again later.' : appError.message;
+        // The database away or full says so, and passes (no line per page: it is logged once).
+        const passing = appError.retryAfter !== undefined;
+        if (passing) reply.header('retry-after', appError.retryAfter);
+        else if (appError.status >= 500) request.log.error({ err: error }, 'dashboard request failed');
+        const title = passing ? 'Mailroom is unavailable' : appError.status === 404 ? 'Not found' : appError.status >= 500 ? 'Something went wrong' : 'That did not work';
+        const message = passing ? `${appError.message} This page works again once it is back.` : appError.status >= 500 ? 'Please try again later.' : appError.message;
         const csrfToken = request.session?.csrfToken;
         return reply.status(appError.status).type(HTML).send(page(title, html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, { csrfToken }));
       });

@@ -51,7 +51,9 @@ export function sharedEmailRoutes(app: App, ctx: Context): void {
       scope.addHook('onRequest', async (_request, reply) => void reply.headers(SECURITY_HEADERS));
       scope.setErrorHandler(async (error, request, reply) => {
         const appError = toAppError(error, request);
-        if (appError.status >= 500) request.log.error({ err: error }, 'shared email page failed');
+        // The database away or full is logged once, not per page.
+        if (appError.status >= 500 && appError.retryAfter === undefined) request.log.error({ err: error }, 'shared email page failed');
+        if (appError.retryAfter !== undefined) reply.header('retry-after', appError.retryAfter);
         const title = appError.status === 404 ? 'Link not found' : 'Something went wrong';
         return sendPage(reply, appError.status, title, html`<p>${appError.status >= 500 ? 'Please try again later.' : appError.message}</p>`);
       });

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { ThrottleRule } from '../config.ts';
+import { faultOf } from '../store/availability.ts';
 import type { SharedSlowdowns, Slowdown } from '../store/throttle-slowdowns.ts';
 import { createWindowBudget, type TakeFromWindow } from '../window-budget.ts';
 import { resultForAll, type SendResult } from './smtp-send.ts';
@@ -132,7 +133,9 @@ export function createThrottle(rules: readonly ThrottleRule[], clock: Clock, sha
     slowdownsReadAt = now;
     reading = shares.slowdowns.since(now - RECOVERY_MS).then(
       (slowdowns) => slowdowns.forEach((slowdown) => adopt(slowdown, now)),
-      (error: unknown) => shares.log.warn({ err: error }, 'could not read the destinations other workers slowed down; trying again in 5 s'),
+      (error: unknown) => {
+        if (!faultOf(error)) shares.log.warn({ err: error }, 'could not read the destinations other workers slowed down; trying again in 5 s');
+      },
     );
     return reading;
   }
@@ -165,7 +168,7 @@ export function createThrottle(rules: readonly ThrottleRule[], clock: Clock, sha
       [pace.factor, pace.pushedAt] = [Math.max(SLOWEST, factorOf(pace, now) / 2), now];
       windows.spend(budget.key); // no burst: what is left of this window goes unused
       shares.slowdowns?.record({ destination: budget.key, factor: pace.factor, pushed_at: now }, SLOW_DOWN_EVERY_MS).catch((error: unknown) => {
-        shares.log.warn({ err: error, destination: budget.key }, 'could not share a slow-down with the other workers');
+        if (!faultOf(error)) shares.log.warn({ err: error, destination: budget.key }, 'could not share a slow-down with the other workers');
       });
     },
   };

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, invalidField, missingField, quoted } from '../errors.ts';
 import { invalidIdempotencyKey } from '../domain/emails/idempotency.ts';
+import { faultError } from '../store/availability.ts';
 
 export interface SchemaError {
   keyword: string;
@@ -77,7 +78,7 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
     return new AppError('malformed_request', 'The request could not be read.');
   }
-  return new AppError('internal_server_error', 'An unexpected error occurred.');
+  return faultError(error) ?? new AppError('internal_server_error', 'An unexpected error occurred.');
 }
 
 /**
@@ -95,11 +96,17 @@ export async function drainBody(request: FastifyRequest): Promise<void> {
   });
 }
 
-/** The one error handler: a Resend-shaped body, and 5xx details only in the log, under the request id. */
+/**
+ * The one error handler: a Resend-shaped body, and 5xx details only in the log, under the request id.
+ * A condition that passes (the database away, full) is no bug: Retry-After, and no line per request
+ * (store/availability.ts logs the outage once).
+ */
 export async function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const appError = toAppError(error, request);
   const body = appError.toBody();
-  if (appError.status >= 500) {
+  const { retryAfter } = appError;
+  if (retryAfter !== undefined) reply.header('retry-after', retryAfter);
+  else if (appError.status >= 500) {
     request.log.error({ err: error }, 'unexpected error');
     body.message = `${body.message} Request id: ${request.id}.`;
   }

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { keyFor } from '../http/auth.ts';
+import { faultError } from '../store/availability.ts';
 
 /** What a process's `GET /health` answers: its status and body. */
 export interface HealthAnswer {
@@ -29,7 +30,10 @@ export async function listenHealthPort(ctx: Context, port: number, host: string,
       return answer(response, 405, { statusCode: 405, name: 'method_not_allowed', message: `Method ${request.method} is not allowed on ${path}.` });
     }
     if (path === '/metrics') return void scrape(ctx, request, response);
-    void health().then(({ healthy, body }) => answer(response, healthy ? 200 : 503, body));
+    void health().then(({ healthy, body }) => {
+      if (!healthy) response.setHeader('retry-after', 5);
+      answer(response, healthy ? 200 : 503, body);
+    });
   });
   server.setTimeout(60_000);
   await new Promise<void>((resolve, reject) => {
@@ -49,10 +53,11 @@ async function scrape(ctx: Context, request: IncomingMessage, response: ServerRe
     const { contentType, body } = await ctx.instruments.scrape();
     response.writeHead(200, { 'content-type': contentType }).end(body);
   } catch (error) {
-    if (!(error instanceof AppError)) {
+    const appError = error instanceof AppError ? error : faultError(error);
+    if (!appError) {
       ctx.log.error({ err: error }, 'metrics scrape failed');
       return answer(response, 500, { statusCode: 500, name: 'internal_server_error', message: 'The metrics could not be read.' });
     }
-    answer(response, error.status, error.toBody());
+    answer(response, appError.status, appError.toBody());
   }
 }

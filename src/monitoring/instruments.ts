@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Availability } from '../store/availability.ts';
 import type { Db } from '../store/db.ts';
 import { dueJobsByTask } from '../store/jobs.ts';
 import type { Clock } from '../clock.ts';
@@ -35,7 +36,7 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-export function createInstruments(db: Db, clock: Clock): Instruments {
+export function createInstruments(db: Db, clock: Clock, availability: Availability): Instruments {
   const registry = new Registry();
   const registers = [registry];
   const instruments = {
@@ -78,7 +79,11 @@ export function createInstruments(db: Db, clock: Clock): Instruments {
     (reading ??= (async () => {
       try {
         const now = clock.now();
-        const rows = await dueJobsByTask(db, now);
+        // While the database is away the scrape still answers, without the queue: mailroom_database_up says why.
+        const rows = await dueJobsByTask(db, now).catch((error: unknown) => {
+          if (availability.failed(error)) return [];
+          throw error;
+        });
         due.reset();
         age.reset();
         for (const row of rows) {
@@ -97,5 +102,13 @@ export function createInstruments(db: Db, clock: Clock): Instruments {
     collect: read,
   });
   const age: Gauge<'task'> = new Gauge({ name: 'mailroom_jobs_oldest_due_age_seconds', help: 'How long the oldest due job has waited, by task.', labelNames: ['task'], registers, collect: read });
+  const up: Gauge = new Gauge({
+    name: 'mailroom_database_up',
+    help: "1 while this process's database works; 0 while it is unavailable, read-only or full (store/availability.ts).",
+    registers,
+    collect(): void {
+      up.set(availability.outage() ? 0 : 1);
+    },
+  });
   return instruments;
 }

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { SMTPServer, SMTPServerOptions } from 'smtp-server';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
+import { faultError } from '../store/availability.ts';
 import { smtpError } from './connection-limit.ts';
 
 // What every Mailroom SMTP server shares: its limits, how it answers our own failures, and how it
@@ -26,11 +27,16 @@ export function baseOptions(name: string): SMTPServerOptions {
   };
 }
 
-/** A refusal passes as it is, a domain error as its SMTP reply; anything else is ours to log, and the client's to retry (451). */
+/**
+ * A refusal passes as it is, a domain error as its SMTP reply, the database away or full as 451 4.3.0
+ * or 452 4.3.1 (the sender retries; the outage is logged once, by store/availability.ts); anything else
+ * is ours to log, and the client's to retry (451).
+ */
 export function asReply(ctx: Context, error: unknown, doing: string): Error {
   if ((error as { responseCode?: number }).responseCode) return error as Error;
-  if (error instanceof AppError) {
-    const { code, message } = error.toSmtpReply();
+  const appError = error instanceof AppError ? error : faultError(error);
+  if (appError) {
+    const { code, message } = appError.toSmtpReply();
     return smtpError(code, message);
   }
   ctx.log.error({ err: error }, `SMTP: failed ${doing}`);

@@ -11,10 +11,12 @@ import {
   sql,
   type CompiledQuery,
   type DatabaseConnection,
+  type LogEvent,
   type SqliteDatabase,
   type Transaction,
 } from 'kysely';
 import pg from 'pg';
+import type { Availability, Probe } from './availability.ts';
 import type { Database } from './schema.ts';
 import { WriteLock } from './sqlite/write-lock.ts';
 
@@ -43,6 +45,34 @@ export function isUniqueViolation(error: unknown): boolean {
 
 const INT8_OID = 20;
 const CACHED_STATEMENTS = 500;
+
+/**
+ * How long a query waits for a connection (the pool's, or a new one to a server that does not answer),
+ * and for a query's answer: a hung server fails requests with 503 in seconds instead of holding them.
+ * Generous for the answer: retention's and the reports' queries take seconds on large tables.
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
+const QUERY_TIMEOUT_MS = 30_000;
+
+/** The options of every connection to PostgreSQL: the timeouts above, and TCP keep-alive to notice a peer gone silent. */
+export function postgresOptions(url: string): pg.ClientConfig {
+  return { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+}
+
+/**
+ * Whether the database takes writes now, for availability.ts to ask while it is down: PostgreSQL in
+ * recovery (a standby, a failover under way) or read-only by default answers but refuses writes (25006).
+ */
+export function availabilityProbe(db: Db): Probe {
+  if (!isPostgres(db)) return { run: () => ping(db), clears: ['unavailable'] };
+  return {
+    async run() {
+      const { rows } = await sql<{ writable: boolean }>`select not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' as writable`.execute(db);
+      if (!rows[0]!.writable) throw Object.assign(new Error('the database is in recovery or read-only'), { code: '25006' });
+    },
+    clears: ['unavailable', 'read_only'],
+  };
+}
 
 /**
  * Kysely prepares every query anew and better-sqlite3 compiles SQL on each prepare(): keep the
@@ -80,6 +110,7 @@ class LockedSqliteDriver extends SqliteDriver {
   constructor(
     database: SqliteDatabase,
     private readonly lock: WriteLock,
+    private readonly sqlite: SQLite.Database,
   ) {
     super({ database });
   }
@@ -118,9 +149,11 @@ class LockedSqliteDriver extends SqliteDriver {
     this.endTransaction();
   }
 
+  // SQLite ends a transaction by itself on some errors (SQLITE_FULL, SQLITE_IOERR): a ROLLBACK then
+  // would fail, and its error would hide the one that says what happened.
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     try {
-      await super.rollbackTransaction(connection);
+      if (this.sqlite.inTransaction) await super.rollbackTransaction(connection);
     } finally {
       this.endTransaction();
     }
@@ -173,11 +206,16 @@ export function openWal(databaseFile: string): number {
   return openSync(`${databaseFile}-wal`, 'a');
 }
 
-/** Opens the database named by url: a PostgreSQL pool for postgres:// URLs, else a SQLite file. */
-export function openDb(url: string): Db {
+/**
+ * Opens the database named by url: a PostgreSQL pool for postgres:// URLs, else a SQLite file. Every
+ * failed query, and every connection that breaks, is told to `availability` (the one place that
+ * decides whether the database is down, and says so once).
+ */
+export function openDb(url: string, availability?: Availability): Db {
+  const log = availability && ((event: LogEvent) => void (event.level === 'error' && availability.failed(event.error)));
   if (isPostgresUrl(url)) {
     const pool = new pg.Pool({
-      connectionString: url,
+      ...postgresOptions(url),
       max: 10,
       // Epoch-millisecond columns are bigint; they fit a double, so read them as numbers.
       types: {
@@ -185,16 +223,29 @@ export function openDb(url: string): Db {
           oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     });
-    return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    // A connection that breaks (a restart, a terminated backend) emits 'error': idle, the pool drops it
+    // and emits it again; in use, the query under way fails, and the next one takes another connection.
+    // Without these listeners either would end the process.
+    const broken = (error: Error) => void availability?.failed(error);
+    pool.on('error', broken);
+    pool.on('connect', (client) => client.on('error', broken));
+    const connect = () =>
+      pool.connect().catch((error: unknown) => {
+        availability?.failed(error);
+        throw error;
+      });
+    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }), log });
   }
   const lock = new WriteLock();
-  const database = withStatementCache(openSqlite(url));
+  const sqlite = openSqlite(url);
+  const database = withStatementCache(sqlite);
   const db = new Kysely<Database>({
     dialect: new (class extends SqliteDialect {
       override createDriver() {
-        return new LockedSqliteDriver(database, lock);
+        return new LockedSqliteDriver(database, lock, sqlite);
       }
     })({ database }),
+    log,
   });
   writeLocks.set(db, lock);
   return db;

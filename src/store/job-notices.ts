@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { isPostgres, type Db } from './db.ts';
+import type { Availability } from './availability.ts';
+import { isPostgres, postgresOptions, type Db } from './db.ts';
 
 // PostgreSQL's LISTEN/NOTIFY between the processes of one database: a process that committed jobs
 // says so, and every worker hears it and claims at once, instead of at its next poll. A notice carries
@@ -13,8 +14,12 @@ const CHANNEL = 'mailroom_jobs';
 /** Notices sent closer together than this are merged: one per interval at most, per process. */
 const MERGE_MS = 5;
 
-/** After the listening connection fails, a new one is tried this much later (polling covers the gap). */
+/**
+ * After the listening connection fails, a new one is tried this much later, doubling up to the most
+ * while the failures go on (polling covers the gap); at once when the database is seen back.
+ */
 const RECONNECT_MS = 1000;
+const MAX_RECONNECT_MS = 30_000;
 
 export interface JobNotices {
   /** Tells every process that jobs were committed (merged with others sent within a few ms). */
@@ -26,7 +31,7 @@ export interface JobNotices {
 
 const none: JobNotices = { announce() {}, listen: () => () => {}, close: async () => {} };
 
-export function createJobNotices(db: Db, databaseUrl: string, log: Logger): JobNotices {
+export function createJobNotices(db: Db, databaseUrl: string, log: Logger, availability: Availability): JobNotices {
   if (!isPostgres(db)) return none;
   const listeners = new Set<() => void>();
   let sending: Promise<void> | undefined;
@@ -34,6 +39,12 @@ export function createJobNotices(db: Db, databaseUrl: string, log: Logger): JobN
   let closed = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
+  let retryMs = RECONNECT_MS;
+  availability.onBack(() => {
+    if (retry === undefined || closed || listeners.size === 0) return;
+    retryMs = RECONNECT_MS;
+    void connect();
+  });
 
   async function send(): Promise<void> {
     try {
@@ -43,8 +54,8 @@ export function createJobNotices(db: Db, databaseUrl: string, log: Logger): JobN
         await new Promise((resolve) => setTimeout(resolve, MERGE_MS));
       } while (again && !closed);
     } catch (error) {
-      // The workers' polls still find the jobs.
-      log.warn({ err: error }, 'could not notify the workers of other processes');
+      // The workers' polls still find the jobs; the database's outage is logged once, by availability.
+      if (!availability.failed(error)) log.warn({ err: error }, 'could not notify the workers of other processes');
     } finally {
       sending = undefined;
     }
@@ -52,14 +63,16 @@ export function createJobNotices(db: Db, databaseUrl: string, log: Logger): JobN
 
   async function connect(): Promise<void> {
     clearTimeout(retry);
-    const connection = new pg.Client({ connectionString: databaseUrl });
+    retry = undefined;
+    const connection = new pg.Client(postgresOptions(databaseUrl));
     const reconnect = (error: unknown) => {
       if (client !== connection) return;
       client = undefined;
       connection.end().catch(() => {});
       if (closed || listeners.size === 0) return;
-      log.warn({ err: error }, `lost the connection that listens for jobs; trying again in ${RECONNECT_MS} ms`);
-      retry = setTimeout(() => void connect(), RECONNECT_MS);
+      if (!availability.failed(error)) log.warn({ err: error }, `lost the connection that listens for jobs; trying again in ${retryMs} ms`);
+      retry = setTimeout(() => void connect(), retryMs);
+      retryMs = Math.min(retryMs * 2, MAX_RECONNECT_MS);
     };
     client = connection;
     connection.on('error', reconnect);
@@ -71,6 +84,7 @@ export function createJobNotices(db: Db, databaseUrl: string, log: Logger): JobN
         if (notice.channel === CHANNEL && notice.payload === schema) listeners.forEach((heard) => heard());
       });
       await connection.query(`listen ${CHANNEL}`);
+      retryMs = RECONNECT_MS;
       // Jobs committed while it was not listening are found by this first call.
       listeners.forEach((heard) => heard());
     } catch (error) {

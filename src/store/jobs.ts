@@ -80,6 +80,21 @@ export async function releaseJobs(db: Db | Tx, workerId: string, ids: string[]):
   return Number(result.numUpdatedRows);
 }
 
+/**
+ * Hands back the jobs `workerId` holds but does not run (`running`), as releaseJobs does: after the
+ * database was away, those whose end could not be written, or whose claim committed without its answer
+ * reaching the worker. The outage is not the job's failure: the attempt is given back.
+ */
+export async function releaseJobsNotRunning(db: Db, workerId: string, running: string[]): Promise<number> {
+  let query = db
+    .updateTable('jobs')
+    .set((eb) => ({ locked_by: null, locked_at: null, attempts: eb('attempts', '-', 1) }))
+    .where('locked_by', '=', workerId);
+  if (running.length > 0) query = query.where('id', 'not in', running);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** Removes a finished job; call it in the transaction that records the job's outcome. */
 export async function completeJob(tx: Db | Tx, id: string): Promise<void> {
   await tx.deleteFrom('jobs').where('id', '=', id).execute();

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Context } from '../context.ts';
 import { listenHealthPort } from '../monitoring/health-port.ts';
+import { databaseDown } from '../monitoring/health.ts';
 import { WORKER_STALE_MS, type Runner } from './runner.ts';
 
 /**
@@ -11,13 +12,14 @@ export const HEALTHY_MS = WORKER_STALE_MS / 2;
 
 /**
  * `GET /health` on a port of the worker's own (WORKER_HEALTH_PORT), for a supervisor to watch a
- * process that serves no API: 200 while its heartbeat row is fresh, 503 when it is stale (the database
- * refuses it) or gone (stopping); and its `GET /metrics`.
+ * process that serves no API: 200 while its heartbeat row is fresh and the database works, 503 when
+ * the heartbeat is stale or gone (stopping), or the database is down (named); and its `GET /metrics`.
  */
 export function listenWorkerHealth(ctx: Context, runner: Runner, port: number, host: string): Promise<Server> {
   return listenHealthPort(ctx, port, host, async () => {
+    const down = await databaseDown(ctx);
     const age = runner.heartbeatAt === undefined ? null : ctx.clock.now() - runner.heartbeatAt;
-    const healthy = age !== null && age < HEALTHY_MS;
-    return { healthy, body: { status: healthy ? 'ok' : 'unavailable', worker: runner.id, heartbeat_age_ms: age } };
+    const healthy = !down && age !== null && age < HEALTHY_MS;
+    return { healthy, body: { status: healthy ? 'ok' : 'unavailable', worker: runner.id, heartbeat_age_ms: age, ...down } };
   });
 }

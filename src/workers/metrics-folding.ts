@@ -1,4 +1,5 @@
 import type { Context } from '../context.ts';
+import { faultOf } from '../store/availability.ts';
 import { foldMetrics } from '../store/email-metrics.ts';
 
 /** How often a worker folds the rollup's appended increments (store/email-metrics.ts). */
@@ -20,7 +21,10 @@ export function startMetricsFolding(ctx: Context): { stop(): Promise<void> } {
   const timer = setInterval(() => {
     // One fold at a time: one that takes longer than the interval moves what came meanwhile too.
     folding ??= fold()
-      .catch((error: unknown) => ctx.log.warn({ err: error }, 'could not fold the metrics rollup; trying again in 2 s'))
+      .catch((error: unknown) => {
+        // The database's outage is logged once, by ctx.availability.
+        if (!faultOf(error)) ctx.log.warn({ err: error }, 'could not fold the metrics rollup; trying again in 2 s');
+      })
       .finally(() => (folding = undefined));
   }, FOLD_EVERY_MS);
   timer.unref();

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../context.ts';
-import { claimJobs, nextDueAt, releaseJobs, retryJob, type ClaimedJob } from '../store/jobs.ts';
+import { faultOf } from '../store/availability.ts';
+import { claimJobs, nextDueAt, releaseJobs, releaseJobsNotRunning, retryJob, type ClaimedJob } from '../store/jobs.ts';
 import { deleteStaleWorkers, deleteWorker, saveHeartbeat } from '../store/workers.ts';
 import type { Tasks } from './tasks.ts';
 
@@ -24,6 +25,9 @@ export const WORKER_STALE_MS = 30_000;
  */
 const CUT_OFF_GRACE_MS = 2_000;
 
+/** While the database is away a worker claims this seldom: its return wakes the runner at once. */
+const DOWN_RETRY_MS = 5_000;
+
 /** exp(min(attempts, 10)) seconds: 2.7 s, 7.4 s, 20 s ... then about 6 h per attempt from the tenth on. */
 export function backoffMs(attempts: number): number {
   return Math.round(Math.exp(Math.min(attempts, 10)) * 1000);
@@ -43,6 +47,8 @@ export class Runner {
   /** Jobs cut off and handed back by stop(): another worker's now, whatever their task does next. */
   private readonly handedBack = new WeakSet<ClaimedJob>();
   private running = false;
+  /** The database came back: the next claim first beats and hands back what the outage stranded. */
+  private recovering = false;
   private claiming = false;
   private claimAgain = false;
   /** The claim under way, or the last one: stop() waits for it. */
@@ -54,6 +60,7 @@ export class Runner {
   private heartbeat: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private unlisten: (() => void) | undefined;
+  private unback: (() => void) | undefined;
 
   constructor(
     private readonly ctx: Context,
@@ -71,8 +78,15 @@ export class Runner {
     this.beatAt = -Infinity; // the first claim writes the row before it takes any job
     this.unsubscribe = this.ctx.jobsAdded.subscribe(() => this.wake());
     this.unlisten = this.ctx.jobNotices.listen(() => this.wake());
+    this.unback = this.ctx.availability.onBack(() => {
+      this.recovering = true;
+      this.wake();
+    });
     this.heartbeat = setInterval(() => {
-      this.beat().catch((error) => this.ctx.log.error({ err: error }, 'heartbeat failed'));
+      // The database's outage is logged once, by ctx.availability.
+      this.beat().catch((error) => {
+        if (!faultOf(error)) this.ctx.log.error({ err: error }, 'heartbeat failed');
+      });
     }, HEARTBEAT_INTERVAL_MS);
     this.wake();
   }
@@ -93,8 +107,10 @@ export class Runner {
     let drained = false;
     let wait = pollMs;
     try {
-      // Also renewed here, not only on its timer, for a clock that moves faster than the timer (tests).
-      if (this.ctx.clock.now() - this.beatAt >= HEARTBEAT_INTERVAL_MS) await this.beat();
+      // Also renewed here, not only on its timer, for a clock that moves faster than the timer (tests),
+      // and first after an outage, so that no other worker takes this one's jobs for a dead worker's.
+      if (this.recovering || this.ctx.clock.now() - this.beatAt >= HEARTBEAT_INTERVAL_MS) await this.beat();
+      if (this.recovering) await this.recover();
       do {
         this.claimAgain = false;
         const free = concurrency - this.inFlight.size;
@@ -123,12 +139,27 @@ export class Runner {
         if (next !== undefined) wait = Math.min(pollMs, Math.max(0, next - this.ctx.clock.now()));
       }
     } catch (error) {
-      this.ctx.log.error({ err: error }, 'claiming jobs failed');
+      // The database away: logged once by ctx.availability, and its return wakes the runner.
+      if (faultOf(error)) wait = Math.max(wait, DOWN_RETRY_MS);
+      else this.ctx.log.error({ err: error }, 'claiming jobs failed');
     } finally {
       this.claiming = false;
     }
     clearTimeout(this.timer);
-    if (this.running) this.timer = setTimeout(() => this.wake(), wait);
+    // A wake that came while this claim was ending (the database back, a job committed) claims at once.
+    if (this.running) this.timer = setTimeout(() => this.wake(), this.claimAgain ? 0 : wait);
+  }
+
+  /**
+   * Hands back the jobs this worker holds and does not run: those whose end the outage kept from being
+   * written, and those claimed by a statement whose answer it lost. Inside a claim, so that no claim of
+   * its own runs meanwhile.
+   */
+  private async recover(): Promise<void> {
+    const running = [...this.inFlight.values()].map((job) => job.id);
+    const released = await releaseJobsNotRunning(this.ctx.db, this.id, running);
+    this.recovering = false;
+    if (released > 0) this.ctx.log.info({ jobs: released }, `${released} jobs held through the database's outage are due again`);
   }
 
   /** Renews this worker's heartbeat, and deletes the rows of workers that died. */
@@ -161,6 +192,12 @@ export class Runner {
     } catch (error) {
       // Handed back at stop: its failure (often the context closing under it) is nobody's news here.
       if (this.handedBack.has(job)) return;
+      // The database went away under it: nothing more can be written now. The job stays held, and is
+      // due again once the database is back (recover()); the outage is logged once.
+      if (faultOf(error)) {
+        this.ctx.availability.failed(error);
+        return;
+      }
       const final = job.attempts >= job.max_attempts;
       const retryInMs = backoffMs(job.attempts);
       const fields = { err: error, job: job.id, task: job.task, attempts: job.attempts };
@@ -169,8 +206,9 @@ export class Runner {
       try {
         await retryJob(this.ctx.db, job.id, this.ctx.clock.now() + retryInMs, String(error));
       } catch (retryError) {
-        // The lock goes stale and another claim takes the job over.
-        this.ctx.log.error({ err: retryError, job: job.id }, 'could not reschedule a failed job');
+        // The database away: recover() hands the job back on its return. Else the lock goes stale and
+        // another claim takes the job over.
+        if (!faultOf(retryError)) this.ctx.log.error({ err: retryError, job: job.id }, 'could not reschedule a failed job');
       }
     }
   }
@@ -189,6 +227,7 @@ export class Runner {
     this.savedAt = undefined;
     this.unsubscribe?.();
     this.unlisten?.();
+    this.unback?.();
     clearTimeout(this.timer);
     clearInterval(this.heartbeat);
     await this.claimed;

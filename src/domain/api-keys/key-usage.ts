@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { toTimestamp, type Clock } from '../../clock.ts';
 import { touchApiKeys } from '../../store/api-keys.ts';
+import { faultOf } from '../../store/availability.ts';
 import type { Writer } from '../../store/sqlite/writer.ts';
 
 export interface KeyUsage {
@@ -22,16 +23,28 @@ export function createKeyUsage(writer: Writer, clock: Clock, log: Logger): KeyUs
     if (pending.size === 0) return;
     const batch = pending;
     pending = new Map();
-    await writer.transaction((tx) => touchApiKeys(tx, batch));
+    try {
+      await writer.transaction((tx) => touchApiKeys(tx, batch));
+    } catch (error) {
+      // The database away: the uses wait for the next flush, unless a later use of the key came meanwhile.
+      if (faultOf(error)) for (const [keyId, at] of batch) if (!pending.has(keyId)) pending.set(keyId, at);
+      throw error;
+    }
   };
-  const timer = setInterval(() => void flush().catch((err) => log.warn({ err }, 'could not record API key use')), FLUSH_EVERY_MS);
+  // The database's outage is logged once, by ctx.availability.
+  const timer = setInterval(() => {
+    flush().catch((err) => {
+      if (!faultOf(err)) log.warn({ err }, 'could not record API key use');
+    });
+  }, FLUSH_EVERY_MS);
   timer.unref();
   return {
     touch: (keyId) => void pending.set(keyId, toTimestamp(clock.now())),
     flush,
+    // A stop while the database is away loses these timestamps, and only them.
     async close() {
       clearInterval(timer);
-      await flush();
+      await flush().catch((err) => log.warn({ err }, 'could not record API key use'));
     },
   };
 }

@@ -7,6 +7,7 @@
 import { toTimestamp } from '../../clock.ts';
 import type { Context } from '../../context.ts';
 import { newIdAt } from '../../ids.ts';
+import { faultOf } from '../../store/availability.ts';
 import type { ApiLogTable } from '../../store/schema.ts';
 import { redactedJson, redactedText } from './redact.ts';
 
@@ -42,6 +43,8 @@ const MAX_WAITING_BYTES = 32 * 1024 * 1024;
 /** A row's size besides its bodies, for that count. */
 const ROW_BYTES = 200;
 const WARN_EVERY_MS = 10_000;
+/** While the database is away, a batch that could not be written is tried again this much later. */
+const RETRY_MS = 1000;
 const MAX_USER_AGENT = 512;
 const MAX_ENDPOINT = 2048;
 
@@ -116,12 +119,20 @@ export function createRequestLogs(ctx: Pick<Context, 'writer' | 'log' | 'config'
     if (writing || rows.length === 0) return;
     const batch = rows.splice(0, FLUSH_ROWS);
     for (const row of batch) waitingBytes -= weight(row);
+    let retry = false;
     writing = ctx.writer
       .insert({ api_logs: batch })
-      .catch((err: unknown) => ctx.log.error({ err, lost: batch.length }, 'API request logs could not be written'))
+      .catch((err: unknown) => {
+        // The database away (logged once, by ctx.availability): the batch waits, within the bound, for its return.
+        if (!faultOf(err)) return ctx.log.error({ err, lost: batch.length }, 'API request logs could not be written');
+        rows.unshift(...batch);
+        for (const row of batch) waitingBytes += weight(row);
+        retry = true;
+      })
       .finally(() => {
         writing = undefined;
-        write();
+        if (!retry) write();
+        else if (!closed && timer === undefined) timer = setTimeout(tick, RETRY_MS).unref();
       });
   };
 

@@ -1,24 +1,44 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import { ping } from '../../store/db.ts';
+import { AppError } from '../../errors.ts';
+import { overload } from '../load-shedding.ts';
+import { databaseDown } from '../../monitoring/health.ts';
 
 export function systemRoutes(app: App, ctx: Context): void {
   app.get(
     '/health',
     {
-      // Load balancers and health checks call it often, from one address.
-      config: { access: 'public', overLimit: 'exempt' },
-      schema: { summary: 'Liveness: the database is open and migrated', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+      // Load balancers and health checks call it often, from one address, and most when things go wrong.
+      config: { access: 'public', overLimit: 'exempt', shedding: 'report' },
+      schema: {
+        summary: 'Readiness: 200 while the database works and the process keeps up; 503 naming what does not (database, load)',
+        response: {
+          200: Type.Object({ status: Type.Literal('ok') }),
+          503: Type.Object({
+            statusCode: Type.Literal(503),
+            name: Type.Literal('service_unavailable'),
+            message: Type.String(),
+            status: Type.Literal('unavailable'),
+            database: Type.Optional(Type.Union([Type.Literal('unavailable'), Type.Literal('read_only'), Type.Literal('full')])),
+            load: Type.Optional(Type.Literal('overloaded')),
+          }),
+        },
+      },
     },
-    async () => {
-      await ping(ctx.db);
-      return { status: 'ok' as const };
+    async (_request, reply) => {
+      const [down, load] = [await databaseDown(ctx), overload(app)];
+      if (!down && !load) return { status: 'ok' as const };
+      // The error shape, and what is down by name, so that a load balancer routes away and a person sees why.
+      const message = [down?.message, load && `Mailroom is overloaded: ${load}.`].filter(Boolean).join(' ');
+      const named = { ...(down && { database: down.database }), ...(load && { load: 'overloaded' as const }) };
+      reply.header('retry-after', new AppError('service_unavailable', message).retryAfter);
+      return reply.status(503).send({ statusCode: 503, name: 'service_unavailable', message, status: 'unavailable', ...named });
     },
   );
 
   // Prometheus's text format; its `authorization` setting sends a full-access key as Bearer.
-  app.get('/metrics', { config: { apiLog: false }, schema: { summary: "This process's metrics, in Prometheus's text format", hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { config: { apiLog: false, shedding: 'report' }, schema: { summary: "This process's metrics, in Prometheus's text format", hide: true } }, async (_request, reply) => {
     const { contentType, body } = await ctx.instruments.scrape();
     return reply.type(contentType).send(body);
   });

@@ -42,7 +42,9 @@ const PageErrors = {
 /** Errors here answer as pages, not JSON: a person reads them, in a browser. */
 function handlePageError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const appError = toAppError(error, request);
-  if (appError.status >= 500) request.log.error({ err: error }, 'unexpected error');
+  // The database away or full is logged once, not per page.
+  if (appError.status >= 500 && appError.retryAfter === undefined) request.log.error({ err: error }, 'unexpected error');
+  if (appError.retryAfter !== undefined) reply.header('retry-after', appError.retryAfter);
   const title = appError.status === 404 ? 'Link not found' : 'Something went wrong';
   void reply.status(appError.status).type(HTML).send(messagePage(title, appError.status >= 500 ? 'Please try again later.' : appError.message));
 }

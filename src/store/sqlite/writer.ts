@@ -1,5 +1,6 @@
 import { closeSync, fdatasync } from 'node:fs';
 import { promisify } from 'node:util';
+import type { Availability } from '../availability.ts';
 import { isPostgres, openWal, writeLockOf, type Db, type Tx } from '../db.ts';
 import { startInserter } from './inserter.ts';
 import { insertTables, type Rows } from '../insert-rows.ts';
@@ -67,7 +68,7 @@ function walSync(databaseFile: string): { afterCommit(): Promise<void>; close():
  * lock through the process's write lock (write-lock.ts). An in-memory database cannot be shared with a
  * thread: there everything runs on the event loop.
  */
-export function createWriter(db: Db, databaseFile: string, onJobsInserted: () => void = () => {}): Writer {
+export function createWriter(db: Db, databaseFile: string, availability: Availability, onJobsInserted: () => void = () => {}): Writer {
   const hooks = commitHooks();
   let writer: Omit<Writer, 'afterCommit'>;
   if (isPostgres(db)) {
@@ -88,11 +89,23 @@ export function createWriter(db: Db, databaseFile: string, onJobsInserted: () =>
       },
     };
   }
+  // A commit is what proves a database back from a fault; the insert thread's failures are told here.
+  const noted = async <T>(write: Promise<T>): Promise<T> => {
+    try {
+      const result = await write;
+      availability.committed();
+      return result;
+    } catch (error) {
+      availability.failed(error);
+      throw error;
+    }
+  };
   return {
     ...writer,
+    transaction: (fn) => noted(writer.transaction(fn)),
     // Jobs inserted with rows (POST /emails, a broadcast's fan-out) wake the workers as enqueue does.
     insert: async (rows) => {
-      await writer.insert(rows);
+      await noted(writer.insert(rows));
       if (rows.jobs && rows.jobs.length > 0) onJobsInserted();
     },
     afterCommit: hooks.add,
