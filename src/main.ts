@@ -119,21 +119,7 @@ async function main(): Promise<void> {
   runner?.start();
   const folding = runner && startMetricsFolding(ctx);
   const token = app ? await createFirstKey(ctx) : undefined;
-  announce(ctx, {
-    role,
-    listen,
-    inbound: inbound && hostPort(inbound.address()),
-    submission: submits
-      ? { starttls: submission.starttls && hostPort(submission.starttls.address()), implicit: submission.implicit && hostPort(submission.implicit.address()) }
-      : undefined,
-    selfSigned,
-    health: health && hostPort(health.address() as AddressInfo),
-    smtpHealth: smtpHealth && hostPort(smtpHealth.address() as AddressInfo),
-    token,
-  });
-  releaseLogs();
-  serve();
-
+  // Before the banner: whoever reads the key from it and then sends SIGTERM finds the drain in place.
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -151,6 +137,20 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  announce(ctx, {
+    role,
+    listen,
+    inbound: inbound && hostPort(inbound.address()),
+    submission: submits
+      ? { starttls: submission.starttls && hostPort(submission.starttls.address()), implicit: submission.implicit && hostPort(submission.implicit.address()) }
+      : undefined,
+    selfSigned,
+    health: health && hostPort(health.address() as AddressInfo),
+    smtpHealth: smtpHealth && hostPort(smtpHealth.address() as AddressInfo),
+    token,
+  });
+  releaseLogs();
+  serve();
 }
 
 await main();
