@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { listenWorkerHealth } from '../src/workers/health.ts';
+import { listenWorkerHealth } from '../src/monitoring/worker-health.ts';
 import { launchBrowser, signedIn, withBrowser } from './support/browser.ts';
 import { CONCURRENCY, FAULTS, startFaultRig, type FaultName, type FaultRig, type FaultReport } from './support/fault-rig.ts';
 import { eventually, freePort, startApp } from './support/harness.ts';

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { isAbsent } from '../dns.ts';
 import { domainOf } from '../domain/recipients/addresses.ts';
 import { createBreaker, guarded, type Breaker } from './breaker.ts';
-import { pushesBack } from './outcomes.ts';
+import { pushesBack } from './smtp-reply.ts';
 import { throttledAll, type Throttle } from './throttle.ts';
 import { DeliveryError, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
 import type { OutgoingMessage } from './transports.ts';

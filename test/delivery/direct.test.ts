@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { authenticate } from 'mailauth';
-import { backoffMs } from '../../src/workers/runner.ts';
+import { backoffMs } from '../../src/jobs/task.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { HOSTNAME, verifiedDomain } from '../support/domain-setup.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, readConfig } from '../../src/config.ts';
-import { pushesBack } from '../../src/delivery/outcomes.ts';
+import { pushesBack } from '../../src/delivery/smtp-reply.ts';
 import { sendJobKey } from '../../src/domain/emails/emails.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../support/harness.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { Resend } from 'resend';
-import { WORKER_STALE_MS } from '../../src/workers/runner.ts';
+import { WORKER_STALE_MS } from '../../src/jobs/runner.ts';
 import { configEnv, createTestDatabase, dialects, eventually, freePort, startApp } from '../support/harness.ts';
 import { exited, startMailroomProcess } from '../support/processes.ts';
 import { startSmtpServer } from '../support/smtp-server.ts';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { toTimestamp, type Clock } from '../../clock.ts';
 import { touchApiKeys } from '../../store/api-keys.ts';
 import { faultOf } from '../../store/availability.ts';
-import type { Writer } from '../../store/sqlite/writer.ts';
+import type { Writer } from '../../store/writer.ts';
 
 export interface KeyUsage {
   touch(keyId: string): void;

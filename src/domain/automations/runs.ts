@@ -9,7 +9,7 @@ import * as runs from '../../store/automation-runs.ts';
 import { findAutomation, findTriggered } from '../../store/automations.ts';
 import { findContactByEmail, findContactById, type ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
-import { deleteJob } from '../../store/jobs.ts';
+import { remove } from '../../jobs/enqueue.ts';
 import { json, parsed } from '../../store/json.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import { contactEmail } from '../contacts/contact-input.ts';
@@ -68,7 +68,7 @@ async function endWait(ctx: Context, tx: Tx, row: runs.RunStepRow, event: RunEve
   const step = graph.steps.find((s) => s.key === row.key) as Extract<Step, { type: 'wait_for_event' }>;
   if (step.config.filter_rule && !evaluate(step.config.filter_rule, { event: event.payload, contact })) return;
   const outcome = { status: 'completed' as const, output: { event: event.name, payload: event.payload }, branch: 'event_received' as const };
-  if (await recordOutcome(ctx, tx, run, graph, row, outcome, now)) await deleteJob(tx, stepJobKey(row.id));
+  if (await recordOutcome(ctx, tx, run, graph, row, outcome, now)) await remove(tx, [stepJobKey(row.id)]);
 }
 
 function contactOf(input: SendEventInput): { id: string } | { email: string } {

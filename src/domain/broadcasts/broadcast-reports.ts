@@ -1,5 +1,5 @@
 import type { Context } from '../../context.ts';
-import { bounceOf } from '../../delivery/outcomes.ts';
+import { bounceOf } from '../outcomes/outcomes.ts';
 import { AppError, invalidField, missingField, notFound, quoted } from '../../errors.ts';
 import { isUuid } from '../../ids.ts';
 import * as reports from '../../store/broadcast-reports.ts';

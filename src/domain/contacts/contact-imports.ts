@@ -8,7 +8,7 @@ import { findPropertiesByKeys } from '../../store/contact-properties.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import { checkSegmentRefs, checkTopicRefs, type SegmentRef, type TopicRef } from './contact-input.ts';
 import { planColumns, type ColumnMap } from './import-rows.ts';
-import { enqueue, jobKey } from '../jobs.ts';
+import { enqueue, jobKey } from '../../jobs/enqueue.ts';
 
 /** Resend's limit on the CSV of one import. */
 export const MAX_IMPORT_BYTES = 50 * 1024 * 1024;

@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import type { DomainRow, RecordKey, RecordStatuses, Verification } from '../../store/domains.ts';
 import type { Tx } from '../../store/db.ts';
 import type { DnsRecord } from './domain-records.ts';
-import { jobKey, replace } from '../jobs.ts';
+import { jobKey, replace } from '../../jobs/enqueue.ts';
 
 // Resend's statuses. A domain is `not_started` until its first verify call, then `pending` (no
 // required record found yet) or `partially_verified` (some), `verified` once all are published, and

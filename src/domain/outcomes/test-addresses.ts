@@ -1,8 +1,8 @@
 // Resend's test inboxes: their outcomes are simulated in every mode and no server is contacted.
 // `+label` variants work for all of them (as in Resend). suppressed@resend.dev is on the suppression
-// list instead (domain/recipients/policy.ts): the policy refuses it before anything is sent.
-import type { EmailState } from '../domain/events/email-events.ts';
-import type { RecipientResult } from './smtp-send.ts';
+// list instead (recipients/policy.ts): the policy refuses it before anything is sent.
+import type { RecipientResult } from '../../delivery/smtp-send.ts';
+import type { EmailState } from '../events/email-events.ts';
 
 /**
  * A test address's simulated answer, read like any SMTP answer, with the events Resend shows around it:

@@ -1,9 +1,9 @@
-import { asBuffer, movable, ThreadClient } from '../threads.ts';
-import { trackingKey } from '../domain/tracking/tracking-tokens.ts';
-import type { Tracking } from '../domain/tracking/tracked-html.ts';
+import { asBuffer, movable, ThreadClient } from '../../threads.ts';
+import { trackingKey } from '../tracking/tracking-tokens.ts';
+import type { Tracking } from '../tracking/tracked-html.ts';
 import { buildMessage, buildTrackedMessages, type ComposedContent, type MessageContent } from './signed-message.ts';
 import type { Build } from './compose-thread.ts';
-import { createDkimSigner, type SigningDomain } from './dkim.ts';
+import { createDkimSigner, type SigningDomain } from '../../delivery/dkim.ts';
 
 export interface Composer {
   /**

@@ -1,11 +1,11 @@
 // A worker thread that composes and signs messages, so that this CPU work runs beside the event loop.
 import { parentPort, workerData } from 'node:worker_threads';
-import { asBuffer, describeError, movable } from '../threads.ts';
-import type { AttachmentRow, EmailRow } from '../store/emails.ts';
-import { trackingKey } from '../domain/tracking/tracking-tokens.ts';
-import type { Tracking } from '../domain/tracking/tracked-html.ts';
+import { asBuffer, describeError, movable } from '../../threads.ts';
+import type { AttachmentRow, EmailRow } from '../../store/emails.ts';
+import { trackingKey } from '../tracking/tracking-tokens.ts';
+import type { Tracking } from '../tracking/tracked-html.ts';
 import { buildMessage, buildTrackedMessages } from './signed-message.ts';
-import { createDkimSigner, type SigningDomain } from './dkim.ts';
+import { createDkimSigner, type SigningDomain } from '../../delivery/dkim.ts';
 
 /**
  * A message to build: an email's fields and attachments (and its date, in epoch ms), or a submitted

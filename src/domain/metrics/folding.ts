@@ -1,6 +1,6 @@
-import type { Context } from '../context.ts';
-import { faultOf } from '../store/availability.ts';
-import { foldMetrics } from '../store/email-metrics.ts';
+import type { Context } from '../../context.ts';
+import { faultOf } from '../../store/availability.ts';
+import { foldMetrics } from '../../store/email-metrics.ts';
 
 /** How often a worker folds the rollup's appended increments (store/email-metrics.ts). */
 const FOLD_EVERY_MS = 2000;

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../context.ts';
 import { faultOf } from '../store/availability.ts';
-import { claimJobs, nextDueAt, releaseJobs, releaseJobsNotRunning, retryJob, type ClaimedJob } from '../store/jobs.ts';
+import { claimJobs, nextDueAt, releaseJobs, releaseJobsNotRunning, type ClaimedJob } from '../store/jobs.ts';
 import { deleteStaleWorkers, deleteWorker, saveHeartbeat } from '../store/workers.ts';
-import type { Tasks } from './tasks.ts';
+import { attemptOf, finishAttempt, isLast } from './attempt.ts';
+import { backoffMs, type TaskDeclaration, type TaskName, type TaskResult, type Tasks } from './task.ts';
 
 const CLAIM_BATCH = 32;
 
@@ -28,17 +29,13 @@ const CUT_OFF_GRACE_MS = 2_000;
 /** While the database is away a worker claims this seldom: its return wakes the runner at once. */
 const DOWN_RETRY_MS = 5_000;
 
-/** exp(min(attempts, 10)) seconds: 2.7 s, 7.4 s, 20 s ... then about 6 h per attempt from the tenth on. */
-export function backoffMs(attempts: number): number {
-  return Math.round(Math.exp(Math.min(attempts, 10)) * 1000);
-}
-
 /**
- * Claims due jobs in small batches and runs them concurrently up to the configured limit. It looks for
+ * Claims due jobs in small batches and runs them concurrently up to the configured limit, each an
+ * attempt of its task's declaration (attempt.ts ends the job with what the task answered). It looks for
  * work when jobs are committed in this process or, on PostgreSQL, in any (store/job-notices.ts), when a
- * task finishes, when the next job falls due, and otherwise every poll interval. A task that throws is retried with backoff until its attempts run out. While it runs, the
- * runner renews its heartbeat row; the jobs of a worker whose heartbeat went stale are taken over by
- * the next claim anywhere.
+ * task finishes, when the next job falls due, and otherwise every poll interval. A task that throws is
+ * retried with its backoff until its attempts run out. While it runs, the runner renews its heartbeat
+ * row; the jobs of a worker whose heartbeat went stale are taken over by the next claim anywhere.
  */
 export class Runner {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -184,33 +181,41 @@ export class Runner {
   }
 
   private async execute(job: ClaimedJob): Promise<void> {
+    // Its payload is its task's: enqueue takes only that (enqueue.ts).
+    const declaration = (this.tasks as Record<string, TaskDeclaration<TaskName> | undefined>)[job.task];
+    let result: TaskResult;
     try {
-      // Its payload is its task's: enqueue takes only that (domain/jobs.ts).
-      const task = (this.tasks as Record<string, ((ctx: Context, job: ClaimedJob) => Promise<void>) | undefined>)[job.task];
-      if (!task) throw new Error(`no task named "${job.task}"`);
-      await task(this.ctx, job);
+      result = declaration
+        ? await declaration.run(this.ctx, attemptOf(this.ctx, declaration, job, this.id))
+        : { ending: { end: 'fail', error: `no task named "${job.task}"` } };
     } catch (error) {
-      // Handed back at stop: its failure (often the context closing under it) is nobody's news here.
-      if (this.handedBack.has(job)) return;
-      // The database went away under it: nothing more can be written now. The job stays held, and is
-      // due again once the database is back (recover()); the outage is logged once.
-      if (faultOf(error)) {
-        this.ctx.availability.failed(error);
-        return;
+      if (this.givenUp(job, error)) return;
+      if (!isLast(this.ctx, declaration!, job)) {
+        const retryInMs = (declaration!.backoffMs ?? backoffMs)(job.attempts);
+        const fields = { err: error, job: job.id, task: job.task, attempts: job.attempts, retry_in_ms: retryInMs };
+        this.ctx.log.warn(fields, `job failed; retrying in ${Math.round(retryInMs / 1000)} s`);
       }
-      const final = job.attempts >= job.max_attempts;
-      const retryInMs = backoffMs(job.attempts);
-      const fields = { err: error, job: job.id, task: job.task, attempts: job.attempts };
-      if (final) this.ctx.log.error(fields, `job failed after its last attempt (${job.attempts})`);
-      else this.ctx.log.warn({ ...fields, retry_in_ms: retryInMs }, `job failed; retrying in ${Math.round(retryInMs / 1000)} s`);
-      try {
-        await retryJob(this.ctx.db, job.id, this.ctx.clock.now() + retryInMs, String(error));
-      } catch (retryError) {
-        // The database away: recover() hands the job back on its return. Else the lock goes stale and
-        // another claim takes the job over.
-        if (!faultOf(retryError)) this.ctx.log.error({ err: retryError, job: job.id }, 'could not reschedule a failed job');
-      }
+      result = { ending: { end: 'retry', error: String(error) } };
     }
+    try {
+      await finishAttempt(this.ctx, declaration, job, this.id, result);
+    } catch (error) {
+      // The database away: recover() hands the job back on its return. Else the lock goes stale and
+      // another claim takes the job over.
+      if (!this.givenUp(job, error)) this.ctx.log.error({ err: error, job: job.id }, 'could not end a job');
+    }
+  }
+
+  /**
+   * Whether an attempt's failure is none of the job's: handed back at stop (often the context closing
+   * under it), or the database gone under it (the job stays held, and is due again once the database is
+   * back: recover(); the outage is logged once).
+   */
+  private givenUp(job: ClaimedJob, error: unknown): boolean {
+    if (this.handedBack.has(job)) return true;
+    if (!faultOf(error)) return false;
+    this.ctx.availability.failed(error);
+    return true;
   }
 
   /**

@@ -1,7 +1,7 @@
-import type { AttachmentRow, EmailRow } from '../store/emails.ts';
-import { trackHtml, type Tracking } from '../domain/tracking/tracked-html.ts';
-import { composeMessage, textPart } from './mime-message.ts';
-import type { DkimSigner, SigningDomain } from './dkim.ts';
+import type { AttachmentRow, EmailRow } from '../../store/emails.ts';
+import { trackHtml, type Tracking } from '../tracking/tracked-html.ts';
+import { composeMessage, textPart } from '../../delivery/mime-message.ts';
+import type { DkimSigner, SigningDomain } from '../../delivery/dkim.ts';
 
 /** What a message is made from: an email's fields and attachments, or the MIME source it was submitted as. */
 export type MessageContent = ComposedContent | { source: Buffer };

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bounceOf, statusOf } from '../../src/delivery/outcomes.ts';
+import { statusOf } from '../../../src/delivery/smtp-reply.ts';
+import { bounceOf } from '../../../src/domain/outcomes/outcomes.ts';
 
 describe('bounce classification', () => {
   it('reads the enhanced status code of an answer, or its reply code alone', () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { simpleParser } from 'mailparser';
-import { createComposer } from '../../src/delivery/compose-pool.ts';
-import { generateDkimKey } from '../../src/delivery/dkim.ts';
-import type { Tracking } from '../../src/domain/tracking/tracked-html.ts';
-import type { AttachmentRow, EmailRow } from '../../src/store/emails.ts';
+import { createComposer } from '../../../src/domain/messages/compose-pool.ts';
+import { generateDkimKey } from '../../../src/delivery/dkim.ts';
+import type { Tracking } from '../../../src/domain/tracking/tracked-html.ts';
+import type { AttachmentRow, EmailRow } from '../../../src/store/emails.ts';
 
 const email: EmailRow = {
   id: '01a20080-28d9-7f92-b715-a17141469599',

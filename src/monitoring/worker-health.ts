@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
 import type { Context } from '../context.ts';
-import { listenHealthPort } from '../monitoring/health-port.ts';
-import { databaseDown } from '../monitoring/health.ts';
-import { WORKER_STALE_MS, type Runner } from './runner.ts';
+import { listenHealthPort } from './health-port.ts';
+import { databaseDown } from './health.ts';
+import { WORKER_STALE_MS, type Runner } from '../jobs/runner.ts';
 
 /**
  * A worker whose heartbeat is older than this is reported unhealthy: half the silence after which

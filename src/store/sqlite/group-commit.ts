@@ -1,24 +1,8 @@
 import { closeSync, fdatasync } from 'node:fs';
 import { promisify } from 'node:util';
-import type { Availability } from '../availability.ts';
-import { isPostgres, openWal, writeLockOf, type Db, type Tx } from '../db.ts';
-import { startInserter } from './inserter.ts';
-import { insertTables, type Rows } from '../insert-rows.ts';
-
-export interface Writer {
-  /** Runs `fn` in a transaction and resolves once it is committed and on disk. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  /**
-   * Inserts rows in one transaction and resolves once they are committed and on disk. Never from
-   * inside transaction(): each would wait for the other. Attachment contents and submitted sources may
-   * be moved to the insert thread rather than copied: the caller must not read them afterwards.
-   */
-  insert(rows: Rows): Promise<void>;
-  /** Runs `fn` once the transaction `tx` belongs to has committed and is on disk; never if it rolls back. */
-  afterCommit(tx: Tx, fn: () => void): void;
-  /** Waits for the inserts under way, then releases what the writer holds. */
-  close(): Promise<void>;
-}
+import { openWal, type Db, type Tx } from '../db.ts';
+import { insertTables } from '../insert-rows.ts';
+import type { CommitHooks, Writer } from '../writer.ts';
 
 interface Pending {
   run: (tx: Tx) => Promise<unknown>;
@@ -60,87 +44,6 @@ function walSync(databaseFile: string): { afterCommit(): Promise<void>; close():
 }
 
 /**
- * The writer for a database. PostgreSQL groups concurrent commits itself: there every caller gets its
- * own transaction from the pool. On a SQLite file, inserts of plain rows (the emails of POST /emails and
- * /emails/batch, the API's hot path) run on a thread with a connection of its own (inserter.ts), so
- * that executing and committing them takes no time from the event loop; other transactions run on the
- * event loop's connection, with group commit. The two connections take turns for SQLite's single write
- * lock through the process's write lock (write-lock.ts). An in-memory database cannot be shared with a
- * thread: there everything runs on the event loop.
- */
-export function createWriter(db: Db, databaseFile: string, availability: Availability, onJobsInserted: () => void = () => {}): Writer {
-  const hooks = commitHooks();
-  let writer: Omit<Writer, 'afterCommit'>;
-  if (isPostgres(db)) {
-    writer = {
-      transaction: (fn) => hooks.run(db, fn),
-      insert: (rows) => db.transaction().execute((tx) => insertTables(tx, rows)),
-      close: async () => {},
-    };
-  } else {
-    const local = groupCommit(db, databaseFile, hooks);
-    const inserter = databaseFile === ':memory:' ? undefined : startInserter(databaseFile, writeLockOf(db)!);
-    writer = {
-      transaction: local.transaction,
-      insert: inserter?.insert ?? local.insert,
-      async close() {
-        await inserter?.close();
-        await local.close();
-      },
-    };
-  }
-  // A commit is what proves a database back from a fault; the insert thread's failures are told here.
-  const noted = async <T>(write: Promise<T>): Promise<T> => {
-    try {
-      const result = await write;
-      availability.committed();
-      return result;
-    } catch (error) {
-      availability.failed(error);
-      throw error;
-    }
-  };
-  return {
-    ...writer,
-    transaction: (fn) => noted(writer.transaction(fn)),
-    // Jobs inserted with rows (POST /emails, a broadcast's fan-out) wake the workers as enqueue does.
-    insert: async (rows) => {
-      await noted(writer.insert(rows));
-      if (rows.jobs && rows.jobs.length > 0) onJobsInserted();
-    },
-    afterCommit: hooks.add,
-  };
-}
-
-/** What must run after a transaction commits, by transaction: `add` collects it, `done` runs it. */
-function commitHooks() {
-  const pending = new WeakMap<Tx, (() => void)[]>();
-  const done = (tx: Tx) => {
-    const list = pending.get(tx);
-    pending.delete(tx);
-    list?.forEach((fn) => fn());
-  };
-  return {
-    add(tx: Tx, fn: () => void) {
-      const list = pending.get(tx);
-      if (list) list.push(fn);
-      else pending.set(tx, [fn]);
-    },
-    done,
-    /** Runs `fn` in a transaction of its own, then what it registered once it has committed. */
-    async run<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
-      let transaction: Tx | undefined;
-      const result = await db.transaction().execute((tx) => {
-        transaction = tx;
-        return fn(tx);
-      });
-      done(transaction!);
-      return result;
-    },
-  };
-}
-
-/**
  * Group commit on a SQLite connection. SQLite has one writer and pays for every commit, so callers that
  * arrive while a transaction is open wait and then share the next one: each is answered only after that
  * commit; their functions run one by one. (Only an in-memory database inserts here: a file's inserts
@@ -149,7 +52,7 @@ function commitHooks() {
  * Callers are answered after the WAL sync that follows their commit (walSync), while the next group
  * already runs.
  */
-function groupCommit(db: Db, databaseFile: string, hooks: ReturnType<typeof commitHooks>): Omit<Writer, 'afterCommit'> {
+export function groupCommit(db: Db, databaseFile: string, hooks: CommitHooks): Omit<Writer, 'afterCommit'> {
   const queue: Pending[] = [];
   let draining = false;
   const wal = walSync(databaseFile);
