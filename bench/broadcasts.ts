@@ -90,7 +90,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.le
 /**
  * ROUNDS fan-outs to a segment of n, each on a database of its own: the median time, and the least and
  * most memory the fan-out added, for a single run's peak depends on when V8 collects. A most far above
- * the least is worth a look: that is how V8 pretenuring the fan-out's rows showed (docs/benchmarks.md).
+ * the least is worth a look: that is how V8 pretenuring the fan-out's rows showed (docs/decisions.md, broadcasts).
  */
 async function fanOuts(n: number, sink: Sink) {
   const runs: FanOut[] = [];
