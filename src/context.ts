@@ -1,9 +1,9 @@
 import type { Resolver } from 'node:dns/promises';
 import pino, { type Logger } from 'pino';
-import { systemClock, type Clock } from './clock.ts';
+import { systemClock, type Clock } from './time/clock.ts';
 import type { Config } from './config.ts';
-import { resolveSecret } from './secret.ts';
-import { createSemaphore, type Semaphore } from './semaphore.ts';
+import { resolveSecret } from './secrets/secret.ts';
+import { createSemaphore, type Semaphore } from './limits/semaphore.ts';
 import { createApiKeyCache, type ApiKeyCache } from './domain/api-keys/api-key-cache.ts';
 import { createDomainCache, type DomainCache } from './domain/sending-domains/domain-cache.ts';
 import { createWebhookCache, type WebhookCache } from './domain/webhooks/webhook-cache.ts';

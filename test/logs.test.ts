@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { newId } from '../src/ids.ts';
+import { newId } from '../src/time/ids.ts';
 import { eventually, startApp, type TestApp } from './support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
 

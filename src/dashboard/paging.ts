@@ -1,4 +1,4 @@
-import { isUuid } from '../ids.ts';
+import { isUuid } from '../time/ids.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import { html, type Html } from './html.ts';
 

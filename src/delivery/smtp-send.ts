@@ -1,5 +1,8 @@
 // One SMTP transaction and what came of it, shared by the relay and direct transports.
 
+/** The domain of a recipient's address, lower-cased: what its mail servers and its throttle are found by. */
+export const recipientDomain = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+
 /** Below the worker's lock timeout, so a hung server frees its job for a retry. */
 export const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 };
 

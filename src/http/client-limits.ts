@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { authFailures } from '../auth-failures.ts';
-import { clientKey } from '../client-key.ts';
+import { authFailures } from '../limits/auth-failures.ts';
+import { clientKey } from '../limits/client-key.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 

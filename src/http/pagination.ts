@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { isUuid } from '../ids.ts';
+import { isUuid } from '../time/ids.ts';
 import { slicesOf, type Page, type PageRequest } from '../store/paginate.ts';
 import { AppError } from '../errors.ts';
 import { MAX, Str } from './schemas.ts';

@@ -1,5 +1,5 @@
 import type { Context } from '../context.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../time/ids.ts';
 import type { Db, Tx } from '../store/db.ts';
 import * as store from '../store/jobs.ts';
 import type { TaskName, TaskPayloads } from './task.ts';

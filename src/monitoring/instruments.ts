@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Availability } from '../store/availability.ts';
 import type { Db } from '../store/db.ts';
 import { dueJobs } from '../jobs/enqueue.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../time/clock.ts';
 
 // What a process tells Prometheus (GET /metrics). The counters and histograms are this process's own
 // (Prometheus adds the processes up); the queue gauges are read from the database at each scrape, so

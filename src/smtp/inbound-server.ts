@@ -1,6 +1,6 @@
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { Context } from '../context.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../time/ids.ts';
 import { receiveMessage } from '../domain/receiving/receive.ts';
 import { receiveReport } from '../domain/bounces/reports.ts';
 import { isBounceAddress, mayReceive } from '../domain/sending-domains/receiving-domain.ts';

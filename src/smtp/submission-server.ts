@@ -6,7 +6,7 @@ import { effectiveRateLimit } from '../domain/api-keys/rate-limits.ts';
 import { MAX_ATTACHMENTS_BASE64 } from '../domain/emails/attachments.ts';
 import { submitEmail } from '../domain/emails/submission.ts';
 import { parseMailbox } from '../domain/recipients/addresses.ts';
-import { authFailures } from '../auth-failures.ts';
+import { authFailures } from '../limits/auth-failures.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
 import { messageReader } from './data-reader.ts';
 import { asReply, baseOptions, listen, logConnectionErrors, type SmtpListener } from './smtp-listener.ts';

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { ConfigError, type Config } from '../config.ts';
 import type { Context } from '../context.ts';
-import { seal, unseal } from '../encryption.ts';
-import { dataDirectory } from '../secret.ts';
+import { seal, unseal } from '../secrets/encryption.ts';
+import { dataDirectory } from '../secrets/secret.ts';
 import { isPostgresUrl } from '../store/db.ts';
 import { findSetting, insertSettingIfAbsent } from '../store/settings.ts';
 

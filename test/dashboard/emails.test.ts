@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { toTimestamp } from '../../src/clock.ts';
+import { toTimestamp } from '../../src/time/clock.ts';
 import { recordEngagement, type Engagement } from '../../src/domain/events/email-events.ts';
 import * as emails from '../../src/store/emails.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';

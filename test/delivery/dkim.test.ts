@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { dkimVerify } from 'mailauth';
-import { seal, unseal } from '../../src/encryption.ts';
+import { seal, unseal } from '../../src/secrets/encryption.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { finished } from 'node:stream/promises';
-import { toTimestamp } from '../../src/clock.ts';
-import { newId } from '../../src/ids.ts';
+import { toTimestamp } from '../../src/time/clock.ts';
+import { newId } from '../../src/time/ids.ts';
 import { SLICE_ROWS } from '../../src/store/paginate.ts';
 import { dialects, startApp, type TestApp } from '../support/harness.ts';
 

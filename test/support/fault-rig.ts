@@ -5,7 +5,7 @@
 // deliveries it delayed, duplicates, the processes' log lines and whether they still run.
 import { spawn, type ChildProcess } from 'node:child_process';
 import nodemailer from 'nodemailer';
-import { toTimestamp } from '../../src/clock.ts';
+import { toTimestamp } from '../../src/time/clock.ts';
 import { eventually, freePort, TEST_ENV } from './harness.ts';
 import { startPostgresCluster } from './postgres-cluster.ts';
 import { startSmtpServer } from './smtp-server.ts';

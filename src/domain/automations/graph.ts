@@ -2,7 +2,7 @@
 // connections between them. `checkGraph` is every rule a graph must meet before it is stored; each
 // refusal is a 422 naming the offending step (or connection).
 import { AppError, clip } from '../../errors.ts';
-import { parseDuration } from '../../durations.ts';
+import { parseDuration } from '../../time/durations.ts';
 import { ruleProblem, type Rule } from './rules.ts';
 
 export const STEP_TYPES = ['trigger', 'send_email', 'delay', 'wait_for_event', 'condition', 'contact_update', 'contact_delete', 'add_to_segment'] as const;

@@ -2,11 +2,11 @@
 // job in the outbox (due now, or when its delay or timeout ends). A step's job runs it in one
 // transaction with everything it does (an email and its send job, a contact's change, the next steps'
 // rows and jobs), so a crash repeats a step whole or not at all.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, clip } from '../../errors.ts';
-import { parseDuration } from '../../durations.ts';
-import { newId } from '../../ids.ts';
+import { parseDuration } from '../../time/durations.ts';
+import { newId } from '../../time/ids.ts';
 import * as runs from '../../store/automation-runs.ts';
 import { findVersion } from '../../store/automations.ts';
 import { findContactById, findPropertyValues, type ContactRow } from '../../store/contacts.ts';

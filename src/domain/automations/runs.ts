@@ -1,10 +1,10 @@
 // POST /events/send, and what it starts and ends: a run of every enabled automation the event
 // triggers, for its contact, and every wait of that contact's runs for an event of that name (whose
 // filter it passes). All of it is written in one transaction, before the 202.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, invalidField, notFound } from '../../errors.ts';
-import { isUuid, newId } from '../../ids.ts';
+import { isUuid, newId } from '../../time/ids.ts';
 import * as runs from '../../store/automation-runs.ts';
 import { findAutomation, findTriggered } from '../../store/automations.ts';
 import { findContactByEmail, findContactById, type ContactRow } from '../../store/contacts.ts';

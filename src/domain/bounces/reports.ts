@@ -3,9 +3,9 @@
 // that cannot be read or matched is logged and dropped: it is accepted all the same (a refusal would
 // only bounce the bounce) and it never suppresses anyone. Only a VERP address, signed for the one
 // recipient, is proof enough to suppress or unsubscribe: a Message-ID is known to every recipient.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
-import { isUuid } from '../../ids.ts';
+import { isUuid } from '../../time/ids.ts';
 import type { Tx } from '../../store/db.ts';
 import * as emails from '../../store/emails.ts';
 import { complaintOutcome, dsnOutcome, type RecipientOutcome } from '../outcomes/outcomes.ts';

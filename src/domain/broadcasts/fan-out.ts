@@ -1,6 +1,6 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { JobRow } from '../../jobs/enqueue.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import * as broadcasts from '../../store/broadcasts.ts';

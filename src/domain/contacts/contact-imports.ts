@@ -1,8 +1,8 @@
 import { parse } from 'csv-parse/sync';
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, missingField, notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import * as store from '../../store/contact-imports.ts';
 import { findPropertiesByKeys } from '../../store/contact-properties.ts';
 import type { PageRequest } from '../../store/paginate.ts';

@@ -1,6 +1,6 @@
 import { pipeline, Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import * as imports from '../../store/contact-imports.ts';

@@ -1,7 +1,7 @@
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, missingField, notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import type { Subscription } from '../../store/schema.ts';
 import * as store from '../../store/topics.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import { deleteSession, findLiveSession, insertSession, purgeExpiredSessions } from '../../store/dashboard-sessions.ts';
 import { findApiKeyByHash } from '../../store/api-keys.ts';
 import { hashToken } from '../api-keys/api-keys.ts';

@@ -1,6 +1,6 @@
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
-import { deriveSigningKey, sign, verifySignature } from '../../signing.ts';
+import { deriveSigningKey, sign, verifySignature } from '../../secrets/signing.ts';
 import type { DownloadKind } from './downloads.ts';
 
 // A download link is its own credential: `<MAILROOM_PUBLIC_URL>/downloads/<kind>/<id>?expires=<unix s>

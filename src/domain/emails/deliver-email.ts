@@ -1,4 +1,4 @@
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { done, type Attempt, type Ending, type TaskResult } from '../../jobs/task.ts';
 import * as emails from '../../store/emails.ts';

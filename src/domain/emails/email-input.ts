@@ -1,7 +1,7 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, missingField } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { AttachmentRow, EmailRows } from '../../store/emails.ts';
 import { applyTemplate } from '../templates/apply-template.ts';
 import { domainOf, formatMailbox, parseMailbox, parseMailboxList, type Mailbox } from '../recipients/addresses.ts';

@@ -1,7 +1,7 @@
 import { detectMimeType } from 'nodemailer/lib/mime-funcs';
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
-import { nameBasedId } from '../../ids.ts';
+import { nameBasedId } from '../../time/ids.ts';
 import * as emails from '../../store/emails.ts';
 import { slicePage, type PageRequest } from '../../store/paginate.ts';
 import { downloadExpiry, downloadLink } from '../downloads/download-links.ts';

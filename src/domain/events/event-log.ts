@@ -2,7 +2,7 @@
 // transaction of the change, with one outbox message (and its delivery job) per enabled endpoint
 // subscribed to its type. Nothing else writes events or webhook messages.
 import type { Context } from '../../context.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { eventToTable } from '../../store/events.ts';
 import { insertTables, type Rows } from '../../store/insert-rows.ts';

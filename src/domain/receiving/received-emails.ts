@@ -1,4 +1,4 @@
-import { isoTime } from '../../clock.ts';
+import { isoTime } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import * as store from '../../store/received-emails.ts';

@@ -4,10 +4,10 @@
 // bodies, attachments and messages go. Webhook attempts go whole: a log of each try, with the start
 // of the endpoint's answer; so do the API's request logs. Expired idempotency keys go whatever the
 // setting: they live 24 hours; so do the rate windows of API keys and destinations unused for a day.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
-import { idFloor } from '../../ids.ts';
+import { idFloor } from '../../time/ids.ts';
 import type { Tx } from '../../store/db.ts';
 import { deleteApiLogs } from '../../store/api-logs.ts';
 import { purgeIdempotencyKeys } from '../../store/idempotency-keys.ts';

@@ -1,8 +1,8 @@
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { generateDkimKey } from '../../delivery/dkim.ts';
 import { AppError, invalidField, missingField, notFound, quoted } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import * as store from '../../store/domains.ts';
 import { cancel } from '../../jobs/enqueue.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';

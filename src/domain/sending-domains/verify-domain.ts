@@ -1,4 +1,4 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { backoffMs, done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import { findDomain, recordStatusesText, setVerification, type DomainRow } from '../../store/domains.ts';

@@ -1,6 +1,6 @@
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
-import { deriveSigningKey, sign, verifySignature } from '../../signing.ts';
+import { deriveSigningKey, sign, verifySignature } from '../../secrets/signing.ts';
 
 // A share link is its own credential: `<MAILROOM_PUBLIC_URL>/shared/<token>`, served with no API key.
 // The token is base64url of a kind byte (sent or received), the email id's 16 bytes and the expiry

@@ -1,7 +1,7 @@
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, notFound, quoted } from '../../errors.ts';
-import { parseDuration } from '../../durations.ts';
+import { parseDuration } from '../../time/durations.ts';
 import * as sent from '../../store/emails.ts';
 import * as received from '../../store/received-emails.ts';
 import { downloadExpiry } from '../downloads/download-links.ts';

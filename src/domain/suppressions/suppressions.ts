@@ -2,10 +2,10 @@
 // when a send is accepted and again when each email goes out. Entries come from the API (origin manual)
 // and from bounces and complaints, all through `suppress`; every change is logged as suppression.added
 // or suppression.removed in its own transaction.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, invalidField, notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { Tx } from '../../store/db.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import type { SuppressionOrigin } from '../../store/schema.ts';

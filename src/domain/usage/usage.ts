@@ -1,6 +1,6 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
-import { idFloor } from '../../ids.ts';
+import { idFloor } from '../../time/ids.ts';
 import type { ApiKeyRow } from '../../store/api-keys.ts';
 import * as store from '../../store/usage.ts';
 import { effectiveRateLimit, RATE_WINDOW_MS } from '../api-keys/rate-limits.ts';

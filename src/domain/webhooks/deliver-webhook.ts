@@ -1,7 +1,7 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { postWebhook, type PostResult } from '../../delivery/webhook-post.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import type { Tx } from '../../store/db.ts';
 import * as events from '../../store/events.ts';

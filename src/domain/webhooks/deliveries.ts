@@ -1,5 +1,5 @@
 // What became of the events sent to an endpoint: its delivery log, each event's attempts, and replay.
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import * as events from '../../store/events.ts';

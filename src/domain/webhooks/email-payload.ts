@@ -1,4 +1,4 @@
-import { isoTime } from '../../clock.ts';
+import { isoTime } from '../../time/clock.ts';
 import { bounceOf } from '../outcomes/outcomes.ts';
 import type { EmailRow } from '../../store/emails.ts';
 import type { EmailState, Engagement } from '../events/email-events.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { GetEmailsMetricsOptions } from 'resend';
-import { toTimestamp } from '../../../src/clock.ts';
+import { toTimestamp } from '../../../src/time/clock.ts';
 import { recordEngagement, type Engagement } from '../../../src/domain/events/email-events.ts';
 import { foldMetrics } from '../../../src/store/email-metrics.ts';
 import * as emails from '../../../src/store/emails.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { toTimestamp } from '../../../src/clock.ts';
+import { toTimestamp } from '../../../src/time/clock.ts';
 import { suppress, type NewSuppression } from '../../../src/domain/suppressions/suppressions.ts';
 import { dialects, eventually, startApp, type TestApp } from '../../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.ts';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { faultOf } from './store/availability.ts';
+import { faultOf } from './availability.ts';
 
 /**
  * Values read from the database and trusted for `freshMs` afterwards, for rows read on every request

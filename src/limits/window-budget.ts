@@ -1,4 +1,4 @@
-import type { Clock } from './clock.ts';
+import type { Clock } from '../time/clock.ts';
 
 // Budgets of so many uses per fixed window, aligned on the clock so that every process agrees on when
 // a window starts: an API key's requests a second (domain/api-keys/rate-limits.ts), a destination's

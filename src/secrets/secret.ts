@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ConfigError, type Config } from './config.ts';
-import { isPostgresUrl } from './store/db.ts';
+import { ConfigError, type Config } from '../config.ts';
+import { isPostgresUrl } from '../store/db.ts';
 
 /** Where a SQLite install keeps its files: the database's folder (the working directory for `:memory:`). */
 export function dataDirectory(config: Config): string {
