@@ -6,8 +6,8 @@ import type { App } from '../app.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { SESSION_MS, signIn, signOut } from '../domain/dashboard/sessions.ts';
-import { toAppError } from '../http/error-handler.ts';
 import { cookieKey, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from './cookies.ts';
+import { errorPageOf } from './error-page.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
@@ -99,15 +99,9 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       // Before the server waits for its connections to end: an open stream would hold it forever.
       scope.addHook('preClose', async () => live.close());
       scope.setErrorHandler(async (error, request, reply) => {
-        const appError = toAppError(error, request);
-        // The database away or full says so, and passes (no line per page: it is logged once).
-        const passing = appError.retryAfter !== undefined;
-        if (passing) reply.header('retry-after', appError.retryAfter);
-        else if (appError.status >= 500) request.log.error({ err: error }, 'dashboard request failed');
-        const title = passing ? 'Mailroom is unavailable' : appError.status === 404 ? 'Not found' : appError.status >= 500 ? 'Something went wrong' : 'That did not work';
-        const message = passing ? `${appError.message} This page works again once it is back.` : appError.status >= 500 ? 'Please try again later.' : appError.message;
+        const { status, title, message } = errorPageOf(error, request, reply, 'dashboard request');
         const csrfToken = request.session?.csrfToken;
-        return reply.status(appError.status).type(HTML).send(page(title, html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, { csrfToken }));
+        return reply.status(status).type(HTML).send(page(title, html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, { csrfToken }));
       });
 
       const pub = { access: 'public' as const };

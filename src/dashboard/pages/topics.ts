@@ -3,7 +3,7 @@ import { pathId } from '../path-id.ts';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as topics from '../../domain/contacts/topics.ts';
-import { TopicBody } from '../../http/routes/topics.ts';
+import { TopicBody } from '../../http/schemas/contacts.ts';
 import { html } from '../html.ts';
 import { pager, readPage } from '../paging.ts';
 import { bodyCheck, formOf, sectionPage, textOf, type Form } from './contacts-section.ts';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { MAX_ADDRESSES_PER_FIELD } from '../domain/recipients/addresses.ts';
-import { MAX_ATTACHMENTS, MAX_ATTACHMENTS_BASE64 } from '../domain/emails/attachments.ts';
-import { MAX_TAG_TEXT, MAX_TAGS, TAG_TEXT } from '../domain/emails/tags.ts';
+import { MAX_ADDRESSES_PER_FIELD } from '../../domain/recipients/addresses.ts';
+import { MAX_ATTACHMENTS, MAX_ATTACHMENTS_BASE64 } from '../../domain/emails/attachments.ts';
+import { MAX_TAG_TEXT, MAX_TAGS, TAG_TEXT } from '../../domain/emails/tags.ts';
 
 // Shared TypeBox pieces. Unions carry a `description`: the error handler quotes it when a value
 // matches no branch ("expected a string or an array of strings").

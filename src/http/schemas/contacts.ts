@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
-import { PageQuery } from './pagination.ts';
-import { Map, MAX, Nullable, Str } from './schemas.ts';
+import { PageQuery } from '../pagination.ts';
+import { Map, MAX, Nullable, Str } from './common.ts';
 
-// TypeBox pieces of contacts, shared by /contacts, /segments/:id/contacts and the legacy /audiences routes.
+// TypeBox pieces of contacts, their topics, properties and segments, shared by their routes and the
+// dashboard's forms (/contacts, /segments/:id/contacts, the legacy /audiences routes, /topics, /contact-properties).
 
 export const ContactParams = Type.Object({ id: Str(MAX.id, 'The contact id or email address') });
 
@@ -71,3 +72,20 @@ export const ContactDeleted = Type.Object({
 });
 
 export const SegmentItem = Type.Object({ id: Type.String(), name: Type.String(), created_at: Type.String() });
+
+export const TopicBody = Type.Object({
+  name: Type.Optional(Str(MAX.short, 'At most 50 characters; required on create')),
+  description: Type.Optional(Nullable(Str(MAX.text, 'At most 200 characters'))),
+  default_subscription: Type.Optional(Str(MAX.short, '"opt_in" or "opt_out"; required on create, then fixed')),
+  visibility: Type.Optional(Str(MAX.short, '"public" or "private" (default)')),
+});
+
+export const PropertyValue = Type.Union([Str(MAX.text), Type.Number()], { description: 'a string or a number' });
+
+export const PropertyBody = Type.Object({
+  key: Type.Optional(Str(MAX.short, 'Letters, digits and underscores, at most 50; required on create, then fixed')),
+  type: Type.Optional(Str(MAX.short, '"string" or "number"; required on create, then fixed')),
+  fallback_value: Type.Optional(Nullable(PropertyValue)),
+});
+
+export const SegmentBody = Type.Object({ name: Str(MAX.short) });
