@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { SESSION_MS, signIn, signOut } from '../domain/dashboard/sessions.ts';
+import { SESSION_MS, signIn, signOut } from '../domain/api-keys/dashboard-sessions.ts';
 import { cookieKey, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from './cookies.ts';
 import { errorPageOf } from './error-page.ts';
 import { html } from './html.ts';

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { App } from '../app.ts';
 import type { Context } from '../context.ts';
-import { openSharedEmail, type SharedEmail } from '../domain/sharing/shared-emails.ts';
+import { openSharedEmail, type SharedEmail } from '../domain/links/shared-emails.ts';
 import { errorPageOf } from './error-page.ts';
 import { html, type Html } from './html.ts';
 import { page } from './layout.ts';

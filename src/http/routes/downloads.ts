@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as downloads from '../../domain/downloads/downloads.ts';
+import * as downloads from '../../domain/links/downloads.ts';
 import { attachmentDisposition } from '../content-disposition.ts';
 import { MAX, Str } from '../schemas/common.ts';
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import { shareEmail } from '../../domain/sharing/shared-emails.ts';
+import { shareEmail } from '../../domain/links/shared-emails.ts';
 import { IdParams, MAX, Str, UUID } from '../schemas/common.ts';
 
 const ShareBody = Type.Object({

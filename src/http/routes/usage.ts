@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import { getUsage } from '../../domain/usage/usage.ts';
+import { getUsage } from '../../domain/metrics/usage.ts';
 import { Nullable } from '../schemas/common.ts';
 
 const Period = Type.Object({ used: Type.Integer(), limit: Type.Null(), sent: Type.Integer(), received: Type.Integer(), resets_at: Type.String() });

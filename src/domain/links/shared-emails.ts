@@ -4,7 +4,7 @@ import { invalidField, notFound, quoted } from '../../errors.ts';
 import { parseDuration } from '../../time/durations.ts';
 import * as sent from '../../store/emails.ts';
 import * as received from '../../store/received-emails.ts';
-import { downloadExpiry } from '../downloads/download-links.ts';
+import { downloadExpiry } from './download-links.ts';
 import { getEmail } from '../emails/emails.ts';
 import { listEmailAttachments } from '../emails/sent-attachments.ts';
 import { getReceivedEmail, listReceivedAttachments } from '../receiving/received-emails.ts';

@@ -4,7 +4,7 @@ import { AppError } from '../../errors.ts';
 import { newId } from '../../time/ids.ts';
 import { deleteSession, findLiveSession, insertSession, purgeExpiredSessions } from '../../store/dashboard-sessions.ts';
 import { findApiKeyByHash } from '../../store/api-keys.ts';
-import { hashToken } from '../api-keys/api-keys.ts';
+import { hashToken } from './api-keys.ts';
 
 // Dashboard sessions: a full-access API key, given once at sign-in, becomes a session held by the
 // server; the browser keeps only a random token (in a signed, HttpOnly cookie) whose hash finds it.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DOWNLOAD_LIFETIME_MS, downloadUrl } from '../../../src/domain/downloads/download-links.ts';
+import { DOWNLOAD_LIFETIME_MS, downloadUrl } from '../../../src/domain/links/download-links.ts';
 import { dialects, followLink, startApp, type TestApp } from '../../support/harness.ts';
 
 /** A link followed with no API key: the file, or the JSON error. */
