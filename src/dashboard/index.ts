@@ -64,7 +64,7 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntrie
     ['favicon.svg', SVG, new URL('./assets/favicon.svg', import.meta.url)],
     ['uPlot.min.css', CSS, uplot('uPlot.min.css')],
     ['uPlot.iife.min.js', JS, uplot('uPlot.iife.min.js')],
-  ].map(([name, type, file]) => [name, { type: type as string, body: readFileSync(file!) }]),
+  ].map(([name, type, file]) => [name as string, { type: type as string, body: readFileSync(file!) }]),
 );
 
 /** Where to go after signing in: a dashboard path of this site only (never another site). */
@@ -163,17 +163,17 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       scope.get('/', { config: dashboard, schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard/emails', 302));
       scope.get('/events', { config: dashboard, schema: { hide: true } }, (request, reply) => live.stream(request, reply));
 
-      emailPages(scope as App, ctx);
-      receivedPages(scope as App, ctx);
-      suppressionPages(scope as App, ctx);
-      domainPages(scope as App, ctx);
-      apiKeyPages(scope as App, ctx);
-      webhookPages(scope as App, ctx);
-      contactPages(scope as App, ctx);
-      broadcastPages(scope as App, ctx);
-      automationPages(scope as App, ctx);
-      templatePages(scope as App, ctx);
-      metricsPages(scope as App, ctx);
+      emailPages(scope, ctx);
+      receivedPages(scope, ctx);
+      suppressionPages(scope, ctx);
+      domainPages(scope, ctx);
+      apiKeyPages(scope, ctx);
+      webhookPages(scope, ctx);
+      contactPages(scope, ctx);
+      broadcastPages(scope, ctx);
+      automationPages(scope, ctx);
+      templatePages(scope, ctx);
+      metricsPages(scope, ctx);
     },
     { prefix: '/dashboard' },
   );

@@ -40,7 +40,7 @@ async function mailHosts(resolver: Resolver, domain: string): Promise<Hosts> {
 
 async function addressesOf(resolver: Resolver, host: string): Promise<string[]> {
   if (isIP(host)) return [host];
-  const lookup = (query: Promise<string[]>) => query.catch((error) => (isAbsent(error) ? [] : Promise.reject(error)));
+  const lookup = (query: Promise<string[]>) => query.catch((error: Error) => (isAbsent(error) ? [] : Promise.reject(error)));
   const [v4, v6] = await Promise.allSettled([lookup(resolver.resolve4(host)), lookup(resolver.resolve6(host))]);
   return [v4, v6].flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
 }

@@ -43,7 +43,7 @@ function requestWindows(now: () => number) {
   let counts = new Map<string, number>();
   return (address: string): number => {
     const current = Math.floor(now() / WINDOW_MS);
-    if (current !== window) [window, counts] = [current, new Map()];
+    if (current !== window) [window, counts] = [current, new Map<string, number>()];
     const client = clientKey(address);
     const count = (counts.get(client) ?? 0) + 1;
     counts.set(client, count);

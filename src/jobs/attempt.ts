@@ -12,7 +12,7 @@ export function attemptOf<T extends TaskName>(ctx: Context, declaration: TaskDec
   return {
     payload: job.payload as Attempt<T>['payload'],
     number: job.attempts,
-    last: isLast(ctx, declaration as TaskDeclaration<TaskName>, job),
+    last: isLast(ctx, declaration, job),
     checkpoint: (write) =>
       ctx.writer.transaction(async (tx) => {
         if (!(await renewJobLock(tx, job.id, workerId, ctx.clock.now()))) return false;

@@ -107,9 +107,9 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
       },
       onClose: (session) => limit.onClose(session),
       onAuth: (auth, session, callback) =>
-        onAuth(auth, session).then((user) => callback(null, { user }), (error) => callback(asReply(ctx, error, 'checking a password'))),
+        void onAuth(auth, session).then((user) => callback(null, { user }), (error) => callback(asReply(ctx, error, 'checking a password'))),
       onMailFrom: (_address, session, callback) =>
-        onMailFrom(session).then(() => callback(), (error) => callback(asReply(ctx, error, 'checking a rate limit'))),
+        void onMailFrom(session).then(() => callback(), (error) => callback(asReply(ctx, error, 'checking a rate limit'))),
       onRcptTo: (address, session, callback) => {
         try {
           onRcptTo(address.address, session);
@@ -119,7 +119,7 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
         }
       },
       onData: (stream, session, callback) =>
-        read(created, stream, session, (data) => submit(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'submitting a message'))),
+        void read(created, stream, session, (data) => submit(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'submitting a message'))),
     });
     return created;
   };

@@ -33,7 +33,7 @@ export async function insertRows<T extends keyof Database>(
   const hasBlob = Object.values(rows[0]!).some((value) => Buffer.isBuffer(value));
   const perStatement = hasBlob ? 1 : Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]!).length));
   for (let i = 0; i < rows.length; i += perStatement) {
-    await finish(tx.insertInto(table).values(rows.slice(i, i + perStatement) as any)).execute();
+    await finish(tx.insertInto(table).values(rows.slice(i, i + perStatement))).execute();
   }
 }
 

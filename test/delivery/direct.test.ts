@@ -91,7 +91,7 @@ for (const dialect of dialects) {
     it('requires a verified from domain by default in direct mode', async () => {
       const { error } = await t.resend.emails.send({ ...base, from: 'a@unverified.test', to: 'user@dest.test' });
       assert.equal(error?.statusCode, 403);
-      assert.match(error!.message, /unverified\.test domain is not verified/);
+      assert.match(error.message, /unverified\.test domain is not verified/);
     });
 
     it('sends each recipient a transaction of its own (its VERP sender), the message signed once', async () => {

@@ -36,8 +36,8 @@ for (const dialect of dialects) {
     async function deliver(email: Parameters<TestApp['resend']['emails']['send']>[0]) {
       const { data, error } = await t.resend.emails.send(email);
       assert.equal(error, null);
-      await eventually(async () => (await t.resend.emails.get(data!.id)).data?.last_event === 'delivered' || undefined);
-      return smtp.messages.find((m) => m.parsed.messageId?.startsWith(`<${data!.id}@`))!;
+      await eventually(async () => (await t.resend.emails.get(data.id)).data?.last_event === 'delivered' || undefined);
+      return smtp.messages.find((m) => m.parsed.messageId?.startsWith(`<${data.id}@`))!;
     }
 
     it('signs every message from a domain with a key: rsa-sha256, relaxed/relaxed, the headers that matter; mailauth verifies it', async () => {

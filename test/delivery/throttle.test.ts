@@ -21,7 +21,7 @@ async function events(t: TestApp, id: string): Promise<string[]> {
 async function send(t: TestApp, to: string | string[]): Promise<string> {
   const { data, error } = await t.resend.emails.send({ from: 'a@sender.test', to, subject: 'Hello', text: 'Hello' });
   assert.equal(error, null);
-  return data!.id;
+  return data.id;
 }
 
 /** The email's job once a worker has put it back: not locked, due later (undefined: done). */

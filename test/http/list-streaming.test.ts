@@ -114,15 +114,15 @@ for (const dialect of dialects) {
     it('answers every contact once, newest first, through the SDK', async () => {
       const { data, error } = await t.resend.contacts.list();
       assert.equal(error, null);
-      assert.equal(data!.object, 'list');
-      assert.equal(data!.has_more, false);
-      assert.deepEqual(data!.data.map((c) => c.id), [...contacts].reverse());
-      assert.deepEqual(data!.data.at(-1), {
+      assert.equal(data.object, 'list');
+      assert.equal(data.has_more, false);
+      assert.deepEqual(data.data.map((c) => c.id), [...contacts].reverse());
+      assert.deepEqual(data.data.at(-1), {
         id: contacts[0],
         email: 'c0@example.com',
         first_name: 'First0',
         last_name: null,
-        created_at: data!.data.at(-1)!.created_at,
+        created_at: data.data.at(-1)!.created_at,
         unsubscribed: true,
       });
     });

@@ -66,13 +66,13 @@ function launch(role: string, env: Record<string, string>): Process {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', role], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const proc: Process = { child, output: [], stderr: '' };
   let partial = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     const lines = (partial + chunk).split('\n');
     partial = lines.pop()!;
     // Only the lines about the database are kept: a request's line each is many.
     for (const line of lines) if (line.includes('"the database is ')) proc.output.push(line);
   });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (proc.stderr += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (proc.stderr += chunk));
   return proc;
 }
 

@@ -70,7 +70,7 @@ for (const dialect of dialects) {
         ] as const) {
           const { data, error } = await t.resend.emails.send(email(to, [...attachments]));
           assert.equal(error, null);
-          ids.push(data!.id);
+          ids.push(data.id);
         }
         a.start();
         await atRecipient.reached;

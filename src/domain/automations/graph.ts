@@ -266,5 +266,5 @@ export function checkGraph(stepsInput: unknown, connectionsInput: unknown): Grap
 /** The trigger's event name: what starts a run of this graph. */
 export function triggerEvent(graph: Graph): string {
   const trigger = graph.steps.find((s) => s.type === 'trigger')!;
-  return (trigger.config as { event_name: string }).event_name;
+  return (trigger.config).event_name;
 }

@@ -21,7 +21,7 @@ import { enqueue, jobKey, remove } from '../../jobs/enqueue.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import { refusedToContact } from '../recipients/policy.ts';
 import type { ConnectionType, ContactUpdateConfig, Graph, SendEmailConfig, Step, StepType } from './graph.ts';
-import { evaluate, fieldValue, type RuleScope } from './rules.ts';
+import { evaluate, fieldValue, textOf, type RuleScope } from './rules.ts';
 
 /** The key of a step's job: how a stop or an event that ends a wait finds it. */
 export const stepJobKey = (stepId: string) => jobKey('automation-step', stepId);
@@ -122,7 +122,7 @@ function templateVariables(config: SendEmailConfig, scope: RuleScope): Record<st
     const resolved = resolve(value, scope);
     // An absent value leaves the template's fallback to apply.
     if (resolved === undefined || resolved === null) continue;
-    variables[name] = typeof resolved === 'number' ? resolved : typeof resolved === 'string' ? resolved : String(resolved);
+    variables[name] = typeof resolved === 'number' || typeof resolved === 'string' ? resolved : textOf(resolved);
   }
   return variables;
 }

@@ -30,7 +30,9 @@ async function build(request: BuildRequest): Promise<Buffer | Buffer[]> {
   return buildMessage(dkim, content, domain);
 }
 
-parentPort!.on('message', async (request: BuildRequest) => {
+parentPort!.on('message', (request: BuildRequest) => void answer(request));
+
+async function answer(request: BuildRequest): Promise<void> {
   try {
     const raw = await build(request);
     // Moved back when it owns its memory (a large message does); a small one from the pool is copied.
@@ -38,4 +40,4 @@ parentPort!.on('message', async (request: BuildRequest) => {
   } catch (error) {
     parentPort!.postMessage({ id: request.id, error: describeError(error) });
   }
-});
+}

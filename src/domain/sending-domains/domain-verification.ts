@@ -40,11 +40,11 @@ function dkimPublicKey(text: string): string | undefined {
 
 async function isPublished(resolver: Resolver, record: DnsRecord): Promise<boolean> {
   if (record.type === 'MX') {
-    const mx = await resolver.resolveMx(record.fqdn).catch((error) => (isAbsent(error) ? [] : Promise.reject(error)));
+    const mx = await resolver.resolveMx(record.fqdn).catch((error: Error) => (isAbsent(error) ? [] : Promise.reject(error)));
     return mx.some((entry) => sameHost(entry.exchange, record.value));
   }
   if (record.type === 'CNAME') {
-    const names = await resolver.resolveCname(record.fqdn).catch((error) => (isAbsent(error) ? [] : Promise.reject(error)));
+    const names = await resolver.resolveCname(record.fqdn).catch((error: Error) => (isAbsent(error) ? [] : Promise.reject(error)));
     return names.some((name) => sameHost(name, record.value));
   }
   const txt = await lookupTxt(resolver, record.fqdn);

@@ -68,5 +68,5 @@ export async function migrate(db: Kysely<any>): Promise<void> {
     : undefined;
   const migrator = new Migrator({ db, migrationTableSchema: schema, provider: { getMigrations: async () => migrations } });
   const { error } = await migrator.migrateToLatest();
-  if (error) throw error;
+  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
 }

@@ -110,7 +110,7 @@ export function groupCommit(db: Db, databaseFile: string, hooks: CommitHooks): O
 
   function enqueue<T>(run: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      queue.push({ run, resolve: resolve, reject });
       if (draining) return;
       draining = true;
       // SQLite statements complete without yielding, so a transaction started now would always run

@@ -50,8 +50,8 @@ for (const dialect of dialects) {
         topics: [{ id: topic, subscription: 'opt_in' }],
       });
       assert.equal(error, null);
-      assert.equal(data!.object, 'contact_import');
-      const done = await finished(t, data!.id);
+      assert.equal(data.object, 'contact_import');
+      const done = await finished(t, data.id);
       assert.equal(done.status, 'completed');
       assert.deepEqual(done.counts, { total: 4500, created: 4500, updated: 0, skipped: 0, failed: 0 });
       assert.match(done.completed_at!, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\+00$/);
@@ -150,7 +150,7 @@ for (const dialect of dialects) {
       fits.write('email\nlast@example.com\n');
       const accepted = await t.resend.contacts.imports.create({ file: new Blob([fits]) });
       assert.equal(accepted.error, null);
-      const done = await finished(t, accepted.data!.id, 60_000);
+      const done = await finished(t, accepted.data.id, 60_000);
       assert.deepEqual([done.status, done.counts.created], ['completed', 1]);
       const over = await upload(t, { file: new Blob([fits, '\n']) });
       assert.equal(over.status, 413);

@@ -74,7 +74,7 @@ for (const dialect of dialects) {
     const metrics = async (options: GetEmailsMetricsOptions) => {
       const { data, error } = await t.resend.emails.metrics(options);
       assert.equal(error, null);
-      return data!;
+      return data;
     };
     const refused = async (query: string) => {
       const response = await t.fetch(`/emails/metrics?${query}`);
