@@ -47,7 +47,7 @@ async function insertStraight(csv: string): Promise<number> {
     }
   });
   const started = performance.now();
-  const rows = parse(csv, { from_line: 2 }) as string[][];
+  const rows: string[][] = parse(csv, { from_line: 2 });
   for (let i = 0; i < rows.length; i += CHUNK) write(rows.slice(i, i + CHUNK));
   const ms = performance.now() - started;
   sqlite.close();

@@ -5,7 +5,7 @@ import nodemailer from 'nodemailer';
 import { composeMessage } from '../src/delivery/mime-message.ts';
 import { createDkimSigner, generateDkimKey } from '../src/delivery/dkim.ts';
 import { sendVia } from '../src/delivery/smtp-send.ts';
-import { newId } from '../src/ids.ts';
+import { newId } from '../src/time/ids.ts';
 import type { EmailRow } from '../src/store/emails.ts';
 import { postEmails, type Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';

@@ -9,9 +9,9 @@ import { readConfig } from '../src/config.ts';
 import { createContext } from '../src/context.ts';
 import { seedApiKey } from '../src/domain/api-keys/api-keys.ts';
 import { toContactItem } from '../src/domain/contacts/contacts.ts';
-import { ContactItem } from '../src/http/contact-schemas.ts';
+import { ContactItem } from '../src/http/schemas/contacts.ts';
 import { listOf } from '../src/http/pagination.ts';
-import { listOfSchema } from '../src/http/schemas.ts';
+import { listOfSchema } from '../src/http/schemas/common.ts';
 
 export interface ListServerStats {
   stallMs: number;

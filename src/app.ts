@@ -67,8 +67,9 @@ export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, Fasti
 
 /** The HTTP API as a function of the context: no port, no process concerns. */
 export async function buildApp(ctx: Context): Promise<App> {
+  const logger: FastifyBaseLogger = ctx.log;
   const app: App = Fastify({
-    loggerInstance: ctx.log as FastifyBaseLogger,
+    loggerInstance: logger,
     // Fastify's two lines per request are replaced by one of our own (http/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
     // Most routes take small JSON; those that take more say so (docs/api.md lists them).
@@ -104,7 +105,7 @@ export async function buildApp(ctx: Context): Promise<App> {
     if (text.trim() === '') return done(null, {});
     hashBodyIfIdempotent(request, text);
     request.bodyText = text;
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
 
   await describeRoutes(app, ctx.config.publicUrl);

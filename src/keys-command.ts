@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { systemClock } from './clock.ts';
+import { systemClock } from './time/clock.ts';
 import { ConfigError, readConfig } from './config.ts';
 import { createApiKey } from './domain/api-keys/api-keys.ts';
 import { AppError } from './errors.ts';

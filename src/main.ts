@@ -14,9 +14,9 @@ import { submissionServer } from './smtp/submission-server.ts';
 import type { SmtpListener } from './smtp/smtp-listener.ts';
 import { smtpTlsPair } from './smtp/tls.ts';
 import { isPostgresUrl } from './store/db.ts';
-import { listenWorkerHealth } from './workers/health.ts';
-import { startMetricsFolding } from './workers/metrics-folding.ts';
-import { Runner } from './workers/runner.ts';
+import { listenWorkerHealth } from './monitoring/worker-health.ts';
+import { startMetricsFolding } from './domain/metrics/folding.ts';
+import { Runner } from './jobs/runner.ts';
 import { tasks } from './workers/tasks.ts';
 
 // Process entry: role and config -> db -> migrate -> context -> the configured key -> listeners -> worker

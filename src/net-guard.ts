@@ -1,7 +1,7 @@
 // Outbound connections to addresses a user gave (remote attachments, webhook endpoints) must not reach
 // this machine or its private network unless the operator allows it: checked on the address actually
 // connected to, so DNS answering differently a moment later cannot slip past.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -32,12 +32,12 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
-      const list = addresses as LookupAddress[];
+      const list = addresses;
       const usable = allowPrivate ? list : list.filter((a) => isPublicAddress(a.address));
       if (usable.length === 0) {
         return callback(Object.assign(new Error('private address'), { code: 'EPRIVATE' }), '', 0);
       }
-      if (options.all) return callback(null, usable as never, 0);
+      if (options.all) return callback(null, usable, 0);
       callback(null, usable[0]!.address, usable[0]!.family);
     });
   };

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SMTPServerSession } from 'smtp-server';
-import { authFailures } from '../src/auth-failures.ts';
-import { clientKey } from '../src/client-key.ts';
+import { authFailures } from '../src/limits/auth-failures.ts';
+import { clientKey } from '../src/limits/client-key.ts';
 import { connectionLimit } from '../src/smtp/connection-limit.ts';
 
 // One client, one budget: an IPv6 host commonly holds a whole /64, so the per-client limits (failed

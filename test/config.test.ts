@@ -6,7 +6,7 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, readConfig, readRole, roleName } from '../src/config.ts';
-import { resolveSecret } from '../src/secret.ts';
+import { resolveSecret } from '../src/secrets/secret.ts';
 import { startApp } from './support/harness.ts';
 
 describe('configuration', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { listenWorkerHealth } from '../src/workers/health.ts';
+import { listenWorkerHealth } from '../src/monitoring/worker-health.ts';
 import { launchBrowser, signedIn, withBrowser } from './support/browser.ts';
 import { CONCURRENCY, FAULTS, startFaultRig, type FaultName, type FaultRig, type FaultReport } from './support/fault-rig.ts';
 import { eventually, freePort, startApp } from './support/harness.ts';
@@ -87,7 +87,7 @@ describe('while PostgreSQL is stopped', { skip: unavailable && `no PostgreSQL cl
         (error: { responseCode: number; response: string }) => error,
       );
       assert.equal(refused?.responseCode, 451);
-      assert.match(refused!.response, /^451 4\.3\.0 Mailroom cannot reach its database/);
+      assert.match(refused.response, /^451 4\.3\.0 Mailroom cannot reach its database/);
 
       // Past the second for which a key found is trusted without asking the database again.
       await new Promise((resolve) => setTimeout(resolve, 1100));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseDuration } from '../src/durations.ts';
+import { parseDuration } from '../src/time/durations.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

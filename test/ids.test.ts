@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { idFloor, isUuid, nameBasedId, newId, newIdAt } from '../src/ids.ts';
+import { idFloor, isUuid, nameBasedId, newId, newIdAt } from '../src/time/ids.ts';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { newId } from '../src/ids.ts';
+import { enqueue } from '../src/jobs/enqueue.ts';
+import { Runner } from '../src/jobs/runner.ts';
+import type { TaskDeclaration } from '../src/jobs/task.ts';
+import { tasks } from '../src/workers/tasks.ts';
 import { eventually, startApp, type TestApp } from './support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp-server.ts';
 
@@ -64,14 +67,30 @@ describe('logs an operator can use', () => {
   });
 
   it('logs a job that fails with its retry, then its last failure as an error', async () => {
-    const now = t.clock.now();
-    const job = { id: newId(), task: 'no-such-task', key: null, payload: '{}', run_at: now, attempts: 0, max_attempts: 2, locked_by: null, locked_at: null, last_error: null, created_at: now };
-    await t.ctx.db.insertInto('jobs').values(job).execute();
-    t.runner!.wake();
-    const retry = await eventually(() => logs.lines().find((l) => l.job === job.id && l.level === 40));
-    assert.match(retry.msg, /^job failed; retrying in 3 s$/);
-    t.advance(3_000);
-    const last = await eventually(() => logs.lines().find((l) => l.job === job.id && l.level === 50));
-    assert.match(last.msg, /last attempt \(2\)/);
+    // A task that throws, declared with two attempts, run by a runner of its own.
+    await t.runner!.stop(1000);
+    const failing: TaskDeclaration<'send-email'> = {
+      attempts: () => 2,
+      run: async () => {
+        throw new Error('the task broke');
+      },
+    };
+    const runner = new Runner(t.ctx, { ...tasks, 'send-email': failing });
+    try {
+      await t.ctx.writer.transaction((tx) => enqueue(t.ctx, tx, 'send-email', { email_id: 'none' }, { key: 'failing' }));
+      const id = (await t.ctx.db.selectFrom('jobs').select('id').where('key', '=', 'failing').executeTakeFirstOrThrow()).id;
+      runner.start();
+      const retry = await eventually(() => logs.lines().find((l) => l.job === id && l.level === 40));
+      assert.match(retry.msg, /^job failed; retrying in 3 s$/);
+      assert.match(retry.err.message, /the task broke/);
+      t.clock.advance(3_000);
+      runner.wake();
+      const last = await eventually(() => logs.lines().find((l) => l.job === id && l.level === 50));
+      assert.match(last.msg, /last attempt \(2\)/);
+      assert.equal(await t.ctx.db.selectFrom('jobs').select('id').where('id', '=', id).executeTakeFirst(), undefined, 'a failed job is gone');
+    } finally {
+      await runner.stop(1000);
+      t.runner!.start();
+    }
   });
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import pino from 'pino';
-import { unseal } from '../src/encryption.ts';
+import { unseal } from '../src/secrets/encryption.ts';
 import { signIn } from './support/dashboard-forms.ts';
 import { dialects, eventually, startApp } from './support/harness.ts';
 import { startSmtpServer } from './support/smtp-server.ts';

@@ -67,7 +67,7 @@ describe('starting Mailroom', () => {
       const resend = new Resend(token, { baseUrl: `http://127.0.0.1:${port}` });
       const { data, error } = await resend.emails.send({ from: 'a@example.com', to: 'b@example.com', subject: 'Hi', html: '<p>Hi</p>' });
       assert.equal(error, null);
-      await eventually(async () => (await resend.emails.get(data!.id)).data?.last_event === 'delivered' || undefined);
+      await eventually(async () => (await resend.emails.get(data.id)).data?.last_event === 'delivered' || undefined);
     } finally {
       await mailroom.stop();
       rmSync(cwd, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { deriveSigningKey, sign, verifySignature } from '../signing.ts';
+import { deriveSigningKey, sign, verifySignature } from '../secrets/signing.ts';
 
 // The dashboard's cookies: each value signed (HMAC under a key of its own from MAILROOM_SECRET), read
 // only when its signature holds; HttpOnly, SameSite=Strict, Secure over https, scoped to /dashboard.

@@ -23,6 +23,6 @@ function render(value: Value): string {
 /** An html fragment: the literal's text as written, its values escaped. */
 export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   let text = strings[0]!;
-  for (let i = 0; i < values.length; i++) text += render(values[i]!) + strings[i + 1]!;
+  for (let i = 0; i < values.length; i++) text += render(values[i]) + strings[i + 1]!;
   return new Html(text);
 }

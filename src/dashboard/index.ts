@@ -5,9 +5,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { SESSION_MS, signIn, signOut } from '../domain/dashboard/sessions.ts';
-import { toAppError } from '../http/error-handler.ts';
+import { SESSION_MS, signIn, signOut } from '../domain/api-keys/dashboard-sessions.ts';
 import { cookieKey, readCookie, SESSION_COOKIE, setCookie, SIGN_IN_COOKIE } from './cookies.ts';
+import { errorPageOf } from './error-page.ts';
 import { html } from './html.ts';
 import { page } from './layout.ts';
 import { liveUpdates } from './live-updates.ts';
@@ -64,7 +64,7 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntrie
     ['favicon.svg', SVG, new URL('./assets/favicon.svg', import.meta.url)],
     ['uPlot.min.css', CSS, uplot('uPlot.min.css')],
     ['uPlot.iife.min.js', JS, uplot('uPlot.iife.min.js')],
-  ].map(([name, type, file]) => [name, { type: type as string, body: readFileSync(file!) }]),
+  ].map(([name, type, file]) => [name as string, { type: type as string, body: readFileSync(file!) }]),
 );
 
 /** Where to go after signing in: a dashboard path of this site only (never another site). */
@@ -99,15 +99,9 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       // Before the server waits for its connections to end: an open stream would hold it forever.
       scope.addHook('preClose', async () => live.close());
       scope.setErrorHandler(async (error, request, reply) => {
-        const appError = toAppError(error, request);
-        // The database away or full says so, and passes (no line per page: it is logged once).
-        const passing = appError.retryAfter !== undefined;
-        if (passing) reply.header('retry-after', appError.retryAfter);
-        else if (appError.status >= 500) request.log.error({ err: error }, 'dashboard request failed');
-        const title = passing ? 'Mailroom is unavailable' : appError.status === 404 ? 'Not found' : appError.status >= 500 ? 'Something went wrong' : 'That did not work';
-        const message = passing ? `${appError.message} This page works again once it is back.` : appError.status >= 500 ? 'Please try again later.' : appError.message;
+        const { status, title, message } = errorPageOf(error, request, reply, 'dashboard request');
         const csrfToken = request.session?.csrfToken;
-        return reply.status(appError.status).type(HTML).send(page(title, html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, { csrfToken }));
+        return reply.status(status).type(HTML).send(page(title, html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, { csrfToken }));
       });
 
       const pub = { access: 'public' as const };
@@ -169,17 +163,17 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       scope.get('/', { config: dashboard, schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard/emails', 302));
       scope.get('/events', { config: dashboard, schema: { hide: true } }, (request, reply) => live.stream(request, reply));
 
-      emailPages(scope as App, ctx);
-      receivedPages(scope as App, ctx);
-      suppressionPages(scope as App, ctx);
-      domainPages(scope as App, ctx);
-      apiKeyPages(scope as App, ctx);
-      webhookPages(scope as App, ctx);
-      contactPages(scope as App, ctx);
-      broadcastPages(scope as App, ctx);
-      automationPages(scope as App, ctx);
-      templatePages(scope as App, ctx);
-      metricsPages(scope as App, ctx);
+      emailPages(scope, ctx);
+      receivedPages(scope, ctx);
+      suppressionPages(scope, ctx);
+      domainPages(scope, ctx);
+      apiKeyPages(scope, ctx);
+      webhookPages(scope, ctx);
+      contactPages(scope, ctx);
+      broadcastPages(scope, ctx);
+      automationPages(scope, ctx);
+      templatePages(scope, ctx);
+      metricsPages(scope, ctx);
     },
     { prefix: '/dashboard' },
   );

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { isoTime } from '../clock.ts';
+import { isoTime } from '../time/clock.ts';
 import { html } from './html.ts';
 
 // Small pieces the pages share: the CSRF field every form carries, a status badge, a time.

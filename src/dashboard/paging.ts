@@ -1,4 +1,4 @@
-import { isUuid } from '../ids.ts';
+import { isUuid } from '../time/ids.ts';
 import type { PageRequest } from '../store/paginate.ts';
 import { html, type Html } from './html.ts';
 
@@ -14,7 +14,7 @@ export function pager(path: string, query: Record<string, string | undefined>, p
   const link = (name: 'after' | 'before', id: string) => {
     const params = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[0] !== 'after' && e[0] !== 'before'));
     params.set(name, id);
-    return `${path}?${params}`;
+    return `${path}?${params.toString()}`;
   };
   const [first, last] = [page.data[0], page.data.at(-1)];
   const goingBack = query.before !== undefined;

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
+import { isUuid } from '../time/ids.ts';
 
 /** The id in the path parameter `name`, lower-cased; anything but an id is the page of a thing not found. */
 export function pathId(request: FastifyRequest, name: string, what: string): string {

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
-import { findSession, type Session } from '../domain/dashboard/sessions.ts';
+import { findSession, type Session } from '../domain/api-keys/dashboard-sessions.ts';
 import { readCookie, SESSION_COOKIE, type CookieKey } from './cookies.ts';
 
 declare module 'fastify' {

@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import type { App } from '../app.ts';
 import type { Context } from '../context.ts';
-import { openSharedEmail, type SharedEmail } from '../domain/sharing/shared-emails.ts';
-import { toAppError } from '../http/error-handler.ts';
+import { openSharedEmail, type SharedEmail } from '../domain/links/shared-emails.ts';
+import { errorPageOf } from './error-page.ts';
 import { html, type Html } from './html.ts';
 import { page } from './layout.ts';
 import { messageFrame, removedBody, sandboxedHtml } from './message-view.ts';
@@ -50,12 +50,8 @@ export function sharedEmailRoutes(app: App, ctx: Context): void {
     async (scope) => {
       scope.addHook('onRequest', async (_request, reply) => void reply.headers(SECURITY_HEADERS));
       scope.setErrorHandler(async (error, request, reply) => {
-        const appError = toAppError(error, request);
-        // The database away or full is logged once, not per page.
-        if (appError.status >= 500 && appError.retryAfter === undefined) request.log.error({ err: error }, 'shared email page failed');
-        if (appError.retryAfter !== undefined) reply.header('retry-after', appError.retryAfter);
-        const title = appError.status === 404 ? 'Link not found' : 'Something went wrong';
-        return sendPage(reply, appError.status, title, html`<p>${appError.status >= 500 ? 'Please try again later.' : appError.message}</p>`);
+        const { status, title, message } = errorPageOf(error, request, reply, 'shared email page', 'Link not found');
+        return sendPage(reply, status, title, html`<p>${message}</p>`);
       });
 
       const options = { config: { access: 'public' as const }, schema: { hide: true } };

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../time/clock.ts';
 import { DeliveryError, resultForAll, type SendResult } from './smtp-send.ts';
 
 // A server that cannot be reached (the relay down, a recipient's server refusing connections, never

@@ -2,14 +2,13 @@ import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../time/clock.ts';
 import type { Config } from '../config.ts';
 import { isAbsent } from '../dns.ts';
-import { domainOf } from '../domain/recipients/addresses.ts';
 import { createBreaker, guarded, type Breaker } from './breaker.ts';
-import { pushesBack } from './outcomes.ts';
+import { pushesBack } from './smtp-reply.ts';
 import { throttledAll, type Throttle } from './throttle.ts';
-import { DeliveryError, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
+import { DeliveryError, recipientDomain, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
 import type { OutgoingMessage } from './transports.ts';
 
 // Direct delivery: Mailroom is the sending MTA. Recipients are grouped by domain, each domain's mail
@@ -41,7 +40,7 @@ async function mailHosts(resolver: Resolver, domain: string): Promise<Hosts> {
 
 async function addressesOf(resolver: Resolver, host: string): Promise<string[]> {
   if (isIP(host)) return [host];
-  const lookup = (query: Promise<string[]>) => query.catch((error) => (isAbsent(error) ? [] : Promise.reject(error)));
+  const lookup = (query: Promise<string[]>) => query.catch((error: Error) => (isAbsent(error) ? [] : Promise.reject(error)));
   const [v4, v6] = await Promise.allSettled([lookup(resolver.resolve4(host)), lookup(resolver.resolve6(host))]);
   return [v4, v6].flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
 }
@@ -53,7 +52,7 @@ const rejectAll = (to: string[], code: number | undefined, response: string): Se
 function byDomain(addresses: string[]): Map<string, { to: string[]; positions: number[] }> {
   const groups = new Map<string, { to: string[]; positions: number[] }>();
   for (const [position, address] of addresses.entries()) {
-    const domain = domainOf(address).toLowerCase();
+    const domain = recipientDomain(address);
     const group = groups.get(domain) ?? { to: [], positions: [] };
     group.to.push(address);
     group.positions.push(position);

@@ -1,7 +1,7 @@
 import { createPrivateKey, generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import DKIM from 'nodemailer/lib/dkim';
-import { seal, unseal } from '../encryption.ts';
+import { seal, unseal } from '../secrets/encryption.ts';
 import type { DomainRow } from '../store/domains.ts';
 
 // DKIM: each domain gets a 2048-bit RSA key at creation; its public half is published at

@@ -9,7 +9,7 @@ const htmlToText = compile({
   selectors: [{ selector: 'img[src^="cid:" i]', format: 'inlineImage' }],
   formatters: {
     inlineImage: (element, _walk, builder) => {
-      const alt = element.attribs?.alt;
+      const alt = (element.attribs as Record<string, string> | undefined)?.alt;
       if (alt) builder.addInline(alt, { noWordTransform: true });
     },
   },

@@ -1,5 +1,7 @@
 // One SMTP transaction and what came of it, shared by the relay and direct transports.
-import { classify } from './outcomes.ts';
+
+/** The domain of a recipient's address, lower-cased: what its mail servers and its throttle are found by. */
+export const recipientDomain = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
 /** Below the worker's lock timeout, so a hung server frees its job for a retry. */
 export const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 };
@@ -81,9 +83,9 @@ export class DeliveryError extends Error {
     super(response);
   }
 
-  /** 5xx is final; 4xx and a lost connection are worth another try (delivery/outcomes.ts). */
+  /** 5xx is final (RFC 5321): no other server of the destination is tried; 4xx and a lost connection are worth another try. */
   get permanent(): boolean {
-    return classify({ accepted: false, code: this.code }) === 'bounced';
+    return this.code !== undefined && this.code >= 500;
   }
 }
 

@@ -5,11 +5,11 @@
 // store/throttle-slowdowns.ts); on SQLite a process counts alone.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../time/clock.ts';
 import type { ThrottleRule } from '../config.ts';
 import { faultOf } from '../store/availability.ts';
 import type { SharedSlowdowns, Slowdown } from '../store/throttle-slowdowns.ts';
-import { createWindowBudget, type TakeFromWindow } from '../window-budget.ts';
+import { createWindowBudget, type TakeFromWindow } from '../limits/window-budget.ts';
 import { resultForAll, type SendResult } from './smtp-send.ts';
 
 /**

@@ -2,14 +2,13 @@ import type { Resolver } from 'node:dns/promises';
 import { setMaxListeners } from 'node:events';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../time/clock.ts';
 import type { Config } from '../config.ts';
 import type { DomainRow } from '../store/domains.ts';
 import { createBreaker, guarded } from './breaker.ts';
 import { directTransport } from './direct.ts';
-import { domainOf } from '../domain/recipients/addresses.ts';
 import { createThrottle, throttledAll, type Throttle, type ThrottleShares } from './throttle.ts';
-import { resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
+import { recipientDomain, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
 
 export interface OutgoingMessage {
   emailId: string;
@@ -115,7 +114,7 @@ function relayTransport(smtpUrl: string, throttle: Throttle | undefined, clock: 
  */
 function throttled(throttle: Throttle, send: Send): Send {
   return async (message, signal) => {
-    for (const domain of new Set(message.to.map((address) => domainOf(address).toLowerCase()))) {
+    for (const domain of new Set(message.to.map(recipientDomain))) {
       const until = await throttle.admit(domain, signal);
       if (until !== undefined) return throttledAll(message.to, domain, until);
     }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { authFailures } from '../auth-failures.ts';
-import { clientKey } from '../client-key.ts';
+import { authFailures } from '../limits/auth-failures.ts';
+import { clientKey } from '../limits/client-key.ts';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
 
@@ -43,7 +43,7 @@ function requestWindows(now: () => number) {
   let counts = new Map<string, number>();
   return (address: string): number => {
     const current = Math.floor(now() / WINDOW_MS);
-    if (current !== window) [window, counts] = [current, new Map()];
+    if (current !== window) [window, counts] = [current, new Map<string, number>()];
     const client = clientKey(address);
     const count = (counts.get(client) ?? 0) + 1;
     counts.set(client, count);

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.ts';
 import { AppError, clip, quoted } from '../errors.ts';
 import { drainBody } from './error-handler.ts';
-import { UUID } from './schemas.ts';
+import { UUID } from './schemas/common.ts';
 
 // What a request no route took is told, the same way for every resource: a path is known when a route
 // has its shape (the same segments, whatever its parameters hold), so `POST /domains/x` and

@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { isUuid } from '../ids.ts';
+import { isUuid } from '../time/ids.ts';
 import { slicesOf, type Page, type PageRequest } from '../store/paginate.ts';
 import { AppError } from '../errors.ts';
-import { MAX, Str } from './schemas.ts';
+import { MAX, Str } from './schemas/common.ts';
 
 // The one reading of ?limit&after&before. Query values stay strings in the schema so that every bad
 // value gets Resend's own message rather than a coercion error.

@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Availability } from '../store/availability.ts';
 import type { Db } from '../store/db.ts';
-import { dueJobsByTask } from '../store/jobs.ts';
-import type { Clock } from '../clock.ts';
+import { dueJobs } from '../jobs/enqueue.ts';
+import type { Clock } from '../time/clock.ts';
 
 // What a process tells Prometheus (GET /metrics). The counters and histograms are this process's own
 // (Prometheus adds the processes up); the queue gauges are read from the database at each scrape, so
@@ -80,7 +80,7 @@ export function createInstruments(db: Db, clock: Clock, availability: Availabili
       try {
         const now = clock.now();
         // While the database is away the scrape still answers, without the queue: mailroom_database_up says why.
-        const rows = await dueJobsByTask(db, now).catch((error: unknown) => {
+        const rows = await dueJobs(db, now).catch((error: unknown) => {
           if (availability.failed(error)) return [];
           throw error;
         });

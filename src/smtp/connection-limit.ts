@@ -1,5 +1,5 @@
 import type { SMTPServerSession } from 'smtp-server';
-import { clientKey } from '../client-key.ts';
+import { clientKey } from '../limits/client-key.ts';
 
 /** An SMTP refusal: the reply code smtp-server answers with, and its text (enhanced status first). */
 export const smtpError = (responseCode: number, message: string): Error => Object.assign(new Error(message), { responseCode });

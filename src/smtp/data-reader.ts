@@ -1,5 +1,5 @@
 import type { SMTPServer, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
-import { clientKey } from '../client-key.ts';
+import { clientKey } from '../limits/client-key.ts';
 import { smtpError } from './connection-limit.ts';
 
 // Reading DATA, for both SMTP servers. A message over 1 MB is read and stored in one of a server's two

@@ -1,6 +1,6 @@
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { Context } from '../context.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../time/ids.ts';
 import { receiveMessage } from '../domain/receiving/receive.ts';
 import { receiveReport } from '../domain/bounces/reports.ts';
 import { isBounceAddress, mayReceive } from '../domain/sending-domains/receiving-domain.ts';
@@ -61,9 +61,9 @@ export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>):
     onConnect: (session, callback) => limit.onConnect(session, callback),
     onClose: (session) => limit.onClose(session),
     onRcptTo: (address, session, callback) =>
-      onRcptTo(address.address, session).then(() => callback(), (error) => callback(asReply(ctx, error, 'checking a recipient'))),
+      void onRcptTo(address.address, session).then(() => callback(), (error) => callback(asReply(ctx, error, 'checking a recipient'))),
     onData: (stream, session, callback) =>
-      read(server, stream, session, (data) => receive(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'receiving a message'))),
+      void read(server, stream, session, (data) => receive(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'receiving a message'))),
   });
   return listen(server, inbound.port!, inbound.host, logConnectionErrors(ctx, 'inbound SMTP'));
 }

@@ -6,7 +6,7 @@ import { effectiveRateLimit } from '../domain/api-keys/rate-limits.ts';
 import { MAX_ATTACHMENTS_BASE64 } from '../domain/emails/attachments.ts';
 import { submitEmail } from '../domain/emails/submission.ts';
 import { parseMailbox } from '../domain/recipients/addresses.ts';
-import { authFailures } from '../auth-failures.ts';
+import { authFailures } from '../limits/auth-failures.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
 import { messageReader } from './data-reader.ts';
 import { asReply, baseOptions, listen, logConnectionErrors, type SmtpListener } from './smtp-listener.ts';
@@ -107,9 +107,9 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
       },
       onClose: (session) => limit.onClose(session),
       onAuth: (auth, session, callback) =>
-        onAuth(auth, session).then((user) => callback(null, { user }), (error) => callback(asReply(ctx, error, 'checking a password'))),
+        void onAuth(auth, session).then((user) => callback(null, { user }), (error) => callback(asReply(ctx, error, 'checking a password'))),
       onMailFrom: (_address, session, callback) =>
-        onMailFrom(session).then(() => callback(), (error) => callback(asReply(ctx, error, 'checking a rate limit'))),
+        void onMailFrom(session).then(() => callback(), (error) => callback(asReply(ctx, error, 'checking a rate limit'))),
       onRcptTo: (address, session, callback) => {
         try {
           onRcptTo(address.address, session);
@@ -119,7 +119,7 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
         }
       },
       onData: (stream, session, callback) =>
-        read(created, stream, session, (data) => submit(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'submitting a message'))),
+        void read(created, stream, session, (data) => submit(data, session)).then((reply) => callback(null, reply), (error) => callback(asReply(ctx, error, 'submitting a message'))),
     });
     return created;
   };

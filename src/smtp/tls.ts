@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { ConfigError, type Config } from '../config.ts';
 import type { Context } from '../context.ts';
-import { seal, unseal } from '../encryption.ts';
-import { dataDirectory } from '../secret.ts';
+import { seal, unseal } from '../secrets/encryption.ts';
+import { dataDirectory } from '../secrets/secret.ts';
 import { isPostgresUrl } from '../store/db.ts';
 import { findSetting, insertSettingIfAbsent } from '../store/settings.ts';
 
@@ -78,7 +78,7 @@ async function createPair(ctx: Context): Promise<Pem> {
 /** PostgreSQL: the sealed pair in `settings`; of processes making one at once, all keep the first committed. */
 async function storedPair(ctx: Context): Promise<Pem> {
   const why = () => 'it does not open the SMTP TLS pair kept in the database, sealed with another secret';
-  const open = (sealed: string): Pem => JSON.parse(checked('MAILROOM_SECRET', why, () => unseal(ctx.secret, PURPOSE, SETTING, sealed)));
+  const open = (sealed: string) => JSON.parse(checked('MAILROOM_SECRET', why, () => unseal(ctx.secret, PURPOSE, SETTING, sealed))) as Pem;
   const stored = await findSetting(ctx.db, SETTING);
   if (stored !== undefined) return open(stored);
   const sealed = seal(ctx.secret, PURPOSE, SETTING, JSON.stringify(await createPair(ctx)));

@@ -4,7 +4,7 @@ import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
 import { contains } from './like-pattern.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
-import type { ContactPropertyValueTable, ContactTable } from './schema.ts';
+import type { ContactPropertyValueTable, ContactTable, Database } from './schema.ts';
 
 export type ContactRow = ContactTable;
 
@@ -66,7 +66,7 @@ export interface ContactFilter {
   email?: string;
 }
 
-function filtered<Q extends SelectQueryBuilder<any, any, any>>(query: Q, filter: ContactFilter): Q {
+function filtered<Q extends SelectQueryBuilder<Database, 'contacts', unknown>>(query: Q, filter: ContactFilter): Q {
   if (!filter.email) return query;
   return query.where(sql<boolean>`contacts.email like ${contains(filter.email.toLowerCase())} escape '\\'`) as Q;
 }

@@ -28,6 +28,7 @@ export function isPostgresUrl(url: string): boolean {
 }
 
 /** True when db talks to PostgreSQL; the few dialect differences branch on this, inside store/ only. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the app's database and a migration's Kysely<any> alike
 export function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
@@ -219,7 +220,7 @@ export function openDb(url: string, availability?: Availability): Db {
       max: 10,
       // Epoch-millisecond columns are bigint; they fit a double, so read them as numbers.
       types: {
-        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
           oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     });

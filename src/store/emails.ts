@@ -68,8 +68,8 @@ const LISTS = ['to', 'cc', 'bcc', 'reply_to'] as const;
 /** A row read from the table, its JSON columns parsed (whichever of them the query selected). */
 function fromTable<T extends Partial<EmailTable>>(row: T) {
   const out: Record<string, unknown> = { ...row };
-  for (const column of LISTS) if (row[column] !== undefined) out[column] = JSON.parse(row[column] as string);
-  for (const column of ['headers', 'tags', 'personalization'] as const) if (row[column] !== undefined) out[column] = parsed(row[column] as string | null);
+  for (const column of LISTS) if (row[column] !== undefined) out[column] = JSON.parse(row[column]);
+  for (const column of ['headers', 'tags', 'personalization'] as const) if (row[column] !== undefined) out[column] = parsed(row[column]);
   return out as Omit<T, ListedColumns | 'headers' | 'tags' | 'personalization'> &
     Pick<EmailRow, Extract<keyof T, ListedColumns | 'headers' | 'tags' | 'personalization'>>;
 }

@@ -1,6 +1,7 @@
 import { sql, type InsertQueryBuilder, type InsertResult, type Insertable } from 'kysely';
 import type { Tx } from './db.ts';
 import type { Database } from './schema.ts';
+import { markJobsAdded } from './writer.ts';
 
 // SQLite binds at most 32,766 parameters per statement: many rows go in slices that stay under it.
 const MAX_PARAMETERS = 32_000;
@@ -32,7 +33,7 @@ export async function insertRows<T extends keyof Database>(
   const hasBlob = Object.values(rows[0]!).some((value) => Buffer.isBuffer(value));
   const perStatement = hasBlob ? 1 : Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]!).length));
   for (let i = 0; i < rows.length; i += perStatement) {
-    await finish(tx.insertInto(table).values(rows.slice(i, i + perStatement) as any)).execute();
+    await finish(tx.insertInto(table).values(rows.slice(i, i + perStatement))).execute();
   }
 }
 
@@ -44,9 +45,10 @@ function withConflictRule<T extends keyof Database>(table: T): Finish<T> {
 /** Rows of several tables, inserted in the order the tables are listed (parents before children). */
 export type Rows = { [T in keyof Database]?: Insertable<Database[T]>[] };
 
-/** Inserts rows table by table, each in as few statements as possible. */
+/** Inserts rows table by table, each in as few statements as possible; jobs among them wake the workers once `tx` commits. */
 export async function insertTables(tx: Tx, rows: Rows): Promise<void> {
   for (const [table, list] of Object.entries(rows) as [keyof Database, Insertable<Database[keyof Database]>[]][]) {
     await insertRows(tx, table, list);
   }
+  if (rows.jobs && rows.jobs.length > 0) markJobsAdded(tx);
 }

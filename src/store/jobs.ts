@@ -1,6 +1,9 @@
 import type { Db, Tx } from './db.ts';
 import { isPostgres } from './db.ts';
 import type { JobTable } from './schema.ts';
+import { markJobsAdded } from './writer.ts';
+
+// Every statement on the jobs table; only the job seam (src/jobs/) calls them.
 
 export type JobRow = JobTable;
 
@@ -9,8 +12,11 @@ export interface ClaimedJob extends Omit<JobRow, 'payload'> {
   payload: unknown;
 }
 
-export async function addJobs(tx: Db | Tx, jobs: JobRow[]): Promise<void> {
-  if (jobs.length > 0) await tx.insertInto('jobs').values(jobs).execute();
+/** Adds jobs in the caller's transaction, which wakes the workers once it commits. */
+export async function addJobs(tx: Tx, jobs: JobRow[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await tx.insertInto('jobs').values(jobs).execute();
+  markJobsAdded(tx);
 }
 
 /**
@@ -22,7 +28,8 @@ export async function addJobs(tx: Db | Tx, jobs: JobRow[]): Promise<void> {
  * worker never takes its own jobs over on the heartbeat rule: they are running in it, whatever its row
  * says. On PostgreSQL, FOR UPDATE SKIP LOCKED lets many workers claim at once without waiting on, or
  * taking, each other's rows; SQLite has one writer at a time, so the statement is atomic there as it
- * stands. Attempts count at claim time, so a job that crashes its worker still uses up its attempts.
+ * stands. Attempts count at claim time, so a job that crashes its worker still uses up its attempts; a
+ * job's last attempt ends it (src/jobs/runner.ts), so none waits here exhausted.
  */
 export async function claimJobs(
   db: Db,
@@ -38,7 +45,7 @@ export async function claimJobs(
         .where('run_at', '<=', options.now)
         .where((w) =>
           w.or([
-            w.and([w('locked_by', 'is', null), w('attempts', '<', w.ref('max_attempts'))]),
+            w('locked_by', 'is', null),
             w('locked_at', '<', options.lockedBefore),
             w.and([
               w('locked_by', '!=', options.workerId),
@@ -95,11 +102,6 @@ export async function releaseJobsNotRunning(db: Db, workerId: string, running: s
   return Number(result.numUpdatedRows);
 }
 
-/** Removes a finished job; call it in the transaction that records the job's outcome. */
-export async function completeJob(tx: Db | Tx, id: string): Promise<void> {
-  await tx.deleteFrom('jobs').where('id', '=', id).execute();
-}
-
 /**
  * completeJob while `workerId` still holds the job; false, and nothing done, once it was handed back
  * or taken over. First in its transaction: the outcome is recorded only when this is true.
@@ -134,23 +136,16 @@ export async function postponeHeldJob(tx: Db | Tx, id: string, workerId: string,
   return result.numUpdatedRows > 0n;
 }
 
-/** Unlocks a job to run again at `runAt`, keeping the error for inspection. */
-export async function retryJob(tx: Db | Tx, id: string, runAt: number, error: string): Promise<void> {
-  await tx
-    .updateTable('jobs')
-    .set({ run_at: runAt, locked_by: null, locked_at: null, last_error: error.slice(0, 2000) })
-    .where('id', '=', id)
-    .execute();
-}
-
 /** Moves a job that no worker holds yet; false when it is running or gone. */
-export async function moveJob(tx: Db | Tx, key: string, runAt: number): Promise<boolean> {
+export async function moveJob(tx: Tx, key: string, runAt: number): Promise<boolean> {
   const result = await tx
     .updateTable('jobs')
     .set({ run_at: runAt })
     .where('key', '=', key)
     .where('locked_at', 'is', null)
     .executeTakeFirst();
+  // Moved earlier, it may be due now.
+  if (result.numUpdatedRows > 0n) markJobsAdded(tx);
   return result.numUpdatedRows > 0n;
 }
 
@@ -161,30 +156,28 @@ export async function moveJob(tx: Db | Tx, key: string, runAt: number): Promise<
 export async function replaceJob(tx: Tx, job: JobRow): Promise<void> {
   await tx.deleteFrom('jobs').where('key', '=', job.key).where('locked_at', 'is', null).execute();
   await tx.insertInto('jobs').values(job).onConflict((oc) => oc.column('key').doNothing()).execute();
+  markJobsAdded(tx);
 }
 
 /** Adds `job` unless a job with its key exists; false when one does. */
-export async function addJobUnlessKeyed(tx: Db | Tx, job: JobRow): Promise<boolean> {
+export async function addJobUnlessKeyed(tx: Tx, job: JobRow): Promise<boolean> {
   const result = await tx.insertInto('jobs').values(job).onConflict((oc) => oc.column('key').doNothing()).executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  const added = Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  if (added) markJobsAdded(tx);
+  return added;
 }
 
 /** Deletes a job that no worker holds yet; false when it is running or gone. */
-export async function cancelJob(tx: Db | Tx, key: string): Promise<boolean> {
+export async function cancelJob(tx: Tx, key: string): Promise<boolean> {
   const result = await tx.deleteFrom('jobs').where('key', '=', key).where('locked_at', 'is', null).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
 /**
- * Deletes a job even while a worker holds it: that worker's next renewJobLock fails, so a task that
- * renews its lock in each of its transactions (a broadcast's fan-out) stops without writing.
+ * Deletes the jobs of `keys` even while a worker holds one: that worker's next checkpoint or ending
+ * finds it gone and writes nothing (a canceled broadcast's fan-out stops).
  */
-export async function deleteJob(tx: Db | Tx, key: string): Promise<void> {
-  await tx.deleteFrom('jobs').where('key', '=', key).execute();
-}
-
-/** deleteJob for many keys at once. */
-export async function deleteJobs(tx: Db | Tx, keys: string[]): Promise<void> {
+export async function deleteJobs(tx: Tx, keys: string[]): Promise<void> {
   for (let i = 0; i < keys.length; i += 500) await tx.deleteFrom('jobs').where('key', 'in', keys.slice(i, i + 500)).execute();
 }
 

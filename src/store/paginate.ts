@@ -24,8 +24,8 @@ export const SLICE_ROWS = 500;
  * more lie beyond the page in the direction of travel. Never OFFSET: the last page costs the first's.
  * Without `limit`, every row, in slices (selectEverything).
  */
-export async function selectPage<Row extends { id: string }>(
-  query: SelectQueryBuilder<any, any, Row>,
+export async function selectPage<DB, TB extends keyof DB, Row extends { id: string }>(
+  query: SelectQueryBuilder<DB, TB, Row>,
   idColumn: string,
   page: PageRequest,
 ): Promise<Page<Row>> {
@@ -48,8 +48,8 @@ export async function selectPage<Row extends { id: string }>(
  * before, so that only the slices in flight are in memory, never the whole list. `before` bounds the
  * walk from below. Rows written during the walk are newer than its cursor and not seen; none is seen twice.
  */
-async function selectEverything<Row extends { id: string }>(
-  query: SelectQueryBuilder<any, any, Row>,
+async function selectEverything<DB, TB extends keyof DB, Row extends { id: string }>(
+  query: SelectQueryBuilder<DB, TB, Row>,
   idColumn: string,
   page: PageRequest,
 ): Promise<Page<Row>> {

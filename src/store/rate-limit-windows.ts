@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { TakeFromWindow } from '../window-budget.ts';
+import type { TakeFromWindow } from '../limits/window-budget.ts';
 import { isPostgres, type Db, type Tx } from './db.ts';
 
 /** The tables that share budgets between processes (window-budget.ts), and the column of their key. */

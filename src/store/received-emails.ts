@@ -38,7 +38,7 @@ function listFromTable(row: Pick<ReceivedEmailTable, (typeof LIST_COLUMNS)[numbe
 }
 
 function fromTable(row: ReceivedEmailTable): ReceivedEmailRow {
-  return { ...row, ...listFromTable(row), headers: JSON.parse(row.headers), authentication: parsed(row.authentication) };
+  return { ...row, ...listFromTable(row), headers: JSON.parse(row.headers) as Record<string, string>, authentication: parsed(row.authentication) };
 }
 
 function toTable(row: ReceivedEmailRow): Omit<ReceivedEmailTable, 'body_removed_at'> {

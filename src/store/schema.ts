@@ -191,7 +191,6 @@ export interface JobTable {
   payload: string;
   run_at: number;
   attempts: number;
-  max_attempts: number;
   locked_by: string | null;
   locked_at: number | null;
   last_error: string | null;

@@ -1,4 +1,4 @@
-import { isUuid } from '../ids.ts';
+import { isUuid } from '../time/ids.ts';
 import { isPostgres, type Db, type Tx } from './db.ts';
 import { json, parsed } from './json.ts';
 import { selectPage, type PageRequest } from './paginate.ts';

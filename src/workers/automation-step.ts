@@ -1,8 +1,9 @@
-import type { Context } from '../context.ts';
 import { runStep } from '../domain/automations/run-steps.ts';
-import type { Job } from '../domain/jobs.ts';
+import type { TaskDeclaration } from '../jobs/task.ts';
 
-/** Runs one step of an automation's run (domain/automations/run-steps.ts), in one transaction. */
-export async function automationStepTask(ctx: Context, job: Job<'automation-step'>): Promise<void> {
-  await runStep(ctx, job);
-}
+/** One step of an automation's run, in one transaction (domain/automations/run-steps.ts). */
+export const automationStep: TaskDeclaration<'automation-step'> = {
+  // A step's work is one transaction: what fails is the database, worth retrying for a while.
+  attempts: (config) => config.worker.maxAttempts,
+  run: runStep,
+};

@@ -1,86 +1,10 @@
-import { toTimestamp } from '../clock.ts';
-import type { Context } from '../context.ts';
-import { postWebhook, type PostResult } from '../delivery/webhook-post.ts';
-import type { Job } from '../domain/jobs.ts';
-import { envelopeOf } from '../domain/webhooks/deliveries.ts';
-import { signingSecretOf } from '../domain/webhooks/endpoints.ts';
-import { signatureHeaders } from '../domain/webhooks/signature.ts';
-import { newId } from '../ids.ts';
-import type { Tx } from '../store/db.ts';
-import * as events from '../store/events.ts';
-import { completeHeldJob, completeJob, retryHeldJob } from '../store/jobs.ts';
-import { updateWebhook, type WebhookRow } from '../store/webhooks.ts';
-import packageJson from '../../package.json' with { type: 'json' };
+import { deliverWebhook as deliver, WEBHOOK_ATTEMPTS, webhookRetryMs } from '../domain/webhooks/deliver-webhook.ts';
+import type { TaskDeclaration } from '../jobs/task.ts';
 
-const USER_AGENT = `Mailroom/${packageJson.version} (webhooks)`;
-
-/** Resend's schedule: at once, then after each failed attempt these waits; eight attempts in all. */
-export const RETRY_AFTER_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
-
-const succeeded = (result: PostResult) => result.status !== null && result.status >= 200 && result.status < 300;
-
-/**
- * Sends one message of the outbox to its endpoint, signed, and records the attempt with what came of
- * it: done on any 2xx; otherwise retried on the schedule with the same message id, then failed. An
- * endpoint failing every attempt for `webhooks.disableAfterMs` is disabled, saying why.
- */
-export async function deliverWebhookTask(ctx: Context, job: Job<'deliver-webhook'>): Promise<void> {
-  const message = await events.findMessage(ctx.db, job.payload.message_id);
-  // Disabled or deleted endpoints are not among the enabled ones: their messages are dropped.
-  const webhook = message && (await ctx.webhooks.enabled()).find((w) => w.id === message.webhook_id);
-  if (!message || !webhook) return completeJob(ctx.db, job.id);
-
-  const body = JSON.stringify(envelopeOf(message));
-  const now = ctx.clock.now();
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': USER_AGENT,
-    // The receiver checks the timestamp against its own clock, so it is the real time, never ctx.clock.
-    ...signatureHeaders(signingSecretOf(ctx, webhook), `msg_${message.id}`, Math.floor(Date.now() / 1000), body),
-  };
-  const result = await postWebhook(webhook.endpoint, body, headers, ctx.config.allowPrivateWebhookUrls);
-  const retryIn = succeeded(result) ? undefined : RETRY_AFTER_MS[job.attempts - 1];
-  const at = ctx.clock.now();
-  await ctx.writer.transaction(async (tx) => {
-    const held =
-      retryIn === undefined
-        ? await completeHeldJob(tx, job.id, job.locked_by!)
-        : await retryHeldJob(tx, job.id, job.locked_by!, at + retryIn, result.error ?? `HTTP ${result.status}`);
-    if (!held) return;
-    await events.insertAttempt(tx, {
-      id: newId(),
-      message_id: message.id,
-      sent_at: toTimestamp(now),
-      http_status_code: result.status,
-      error: result.error,
-      duration_ms: result.durationMs,
-      response: result.response,
-    });
-    const status = succeeded(result) ? 'success' : retryIn === undefined ? 'failed' : 'attempting';
-    await events.setMessageStatus(tx, message.id, status, retryIn === undefined ? null : toTimestamp(at + retryIn));
-    await updateHealth(ctx, tx, webhook, succeeded(result), at);
-    ctx.writer.afterCommit(tx, () => ctx.instruments.webhookAttempts.inc({ outcome: status }));
-  });
-}
-
-/** Keeps when an endpoint started failing; one that has failed for too long is disabled. */
-async function updateHealth(ctx: Context, tx: Tx, webhook: WebhookRow, ok: boolean, at: number): Promise<void> {
-  if (ok) {
-    if (webhook.failing_since !== null) {
-      await updateWebhook(tx, webhook.id, { failing_since: null });
-      ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
-    }
-    return;
-  }
-  const since = webhook.failing_since ?? at;
-  if (at - since < ctx.config.webhooks.disableAfterMs) {
-    if (webhook.failing_since === null) {
-      await updateWebhook(tx, webhook.id, { failing_since: since });
-      ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
-    }
-    return;
-  }
-  const days = Math.round(ctx.config.webhooks.disableAfterMs / 86_400_000);
-  await updateWebhook(tx, webhook.id, { status: 'disabled', disabled_reason: `Every delivery failed for ${days} day${days === 1 ? '' : 's'}, since ${toTimestamp(since)}.` });
-  ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
-}
+/** One post of a webhook message to its endpoint (domain/webhooks/deliver-webhook.ts). */
+export const deliverWebhook: TaskDeclaration<'deliver-webhook'> = {
+  // Resend's schedule: eight attempts over about 27 hours.
+  attempts: () => WEBHOOK_ATTEMPTS,
+  backoffMs: webhookRetryMs,
+  run: deliver,
+};

@@ -1,25 +1,19 @@
-import type { Context } from '../context.ts';
-import type { Job, TaskName } from '../domain/jobs.ts';
-import { automationStepTask } from './automation-step.ts';
-import { deliverWebhookTask } from './deliver-webhook.ts';
-import { importContactsTask } from './import-contacts.ts';
-import { retentionTask } from './retention.ts';
-import { sendBroadcastTask } from './send-broadcast.ts';
-import { sendEmailTask } from './send-email.ts';
-import { verifyDomainTask } from './verify-domain.ts';
+import type { Tasks } from '../jobs/task.ts';
+import { automationStep } from './automation-step.ts';
+import { deliverWebhook } from './deliver-webhook.ts';
+import { importContacts } from './import-contacts.ts';
+import { retention } from './retention.ts';
+import { sendBroadcast } from './send-broadcast.ts';
+import { sendEmail } from './send-email.ts';
+import { verifyDomain } from './verify-domain.ts';
 
-/** A task is a plain async function. It completes its job in the transaction that records its outcome. */
-export type Task<T extends TaskName> = (ctx: Context, job: Job<T>) => Promise<void>;
-
-/** Every task, by the name its jobs carry: a new name in TaskPayloads (domain/jobs.ts) must be here. */
-export type Tasks = { [T in TaskName]: Task<T> };
-
+/** Every task, by the name its jobs carry: a new name in TaskPayloads (jobs/task.ts) must be here. */
 export const tasks: Tasks = {
-  'send-email': sendEmailTask,
-  'import-contacts': importContactsTask,
-  'verify-domain': verifyDomainTask,
-  'send-broadcast': sendBroadcastTask,
-  'deliver-webhook': deliverWebhookTask,
-  retention: retentionTask,
-  'automation-step': automationStepTask,
+  'send-email': sendEmail,
+  'send-broadcast': sendBroadcast,
+  'import-contacts': importContacts,
+  'verify-domain': verifyDomain,
+  'deliver-webhook': deliverWebhook,
+  retention,
+  'automation-step': automationStep,
 };

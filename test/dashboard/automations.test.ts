@@ -110,7 +110,7 @@ for (const dialect of dialects) {
       );
       const created = await t.resend.automations.create({ name: NAME, status: 'enabled', steps, connections: [...connections] });
       assert.equal(created.error, null, JSON.stringify(created.error));
-      id = created.data!.id;
+      id = created.data.id;
 
       await t.resend.contacts.create({ email: 'ann@example.org', properties: { plan: 'pro' } });
       await t.resend.events.send({ event: 'user.created', email: 'ann@example.org', payload: { name: 'Ann <3' } });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { toTimestamp } from '../../src/clock.ts';
+import { toTimestamp } from '../../src/time/clock.ts';
 import { recordEngagement, type Engagement } from '../../src/domain/events/email-events.ts';
 import * as emails from '../../src/store/emails.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
@@ -70,7 +70,7 @@ for (const dialect of dialects) {
       await page.getByRole('link', { name: 'Download the .eml' }).waitFor();
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download the .eml' }).click()]);
       const api = await t.fetch(`/emails/${data!.id}/raw`, { headers: { accept: 'message/rfc822' } });
-      assert.deepEqual(readFileSync((await download.path())!), Buffer.from(await api.arrayBuffer()));
+      assert.deepEqual(readFileSync((await download.path())), Buffer.from(await api.arrayBuffer()));
       assert.match((await page.locator('table.headers').textContent())!, /message-id/);
 
       // A phone's width: the list stacks its rows.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { toTimestamp } from '../../src/clock.ts';
+import { toTimestamp } from '../../src/time/clock.ts';
 import { recordEngagement } from '../../src/domain/events/email-events.ts';
 import * as emails from '../../src/store/emails.ts';
 import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';

@@ -116,7 +116,7 @@ for (const dialect of dialects) {
     it("lists domains with their status; a domain's records have copy buttons and Verify checks them", async () => {
       const { data, error } = await t.resend.domains.create({ name: 'example.test' });
       assert.equal(error, null);
-      const domain = await domainOf(t, data!.id);
+      const domain = await domainOf(t, data.id);
 
       await page.goto('/dashboard/domains');
       const row = page.locator('table.list tbody tr', { hasText: 'example.test' });

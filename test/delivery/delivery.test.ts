@@ -214,7 +214,7 @@ for (const dialect of dialects) {
       for (const scheduledAt of ['2020-01-01T00:00:00Z', 'in 31 days']) {
         const { error } = await t.resend.emails.send({ ...base, to: 'a@example.com', scheduledAt });
         assert.equal(error?.name, 'validation_error', scheduledAt);
-        assert.match(error!.message, /scheduled_at/);
+        assert.match(error.message, /scheduled_at/);
       }
       const { error } = await t.resend.emails.send({ ...base, to: 'a@example.com', scheduledAt: 'tomorrow at 9am' });
       assert.equal(error, null);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { authenticate } from 'mailauth';
-import { backoffMs } from '../../src/workers/runner.ts';
+import { backoffMs } from '../../src/jobs/task.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { HOSTNAME, verifiedDomain } from '../support/domain-setup.ts';
@@ -91,7 +91,7 @@ for (const dialect of dialects) {
     it('requires a verified from domain by default in direct mode', async () => {
       const { error } = await t.resend.emails.send({ ...base, from: 'a@unverified.test', to: 'user@dest.test' });
       assert.equal(error?.statusCode, 403);
-      assert.match(error!.message, /unverified\.test domain is not verified/);
+      assert.match(error.message, /unverified\.test domain is not verified/);
     });
 
     it('sends each recipient a transaction of its own (its VERP sender), the message signed once', async () => {

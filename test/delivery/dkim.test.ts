@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { dkimVerify } from 'mailauth';
-import { seal, unseal } from '../../src/encryption.ts';
+import { seal, unseal } from '../../src/secrets/encryption.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
@@ -36,8 +36,8 @@ for (const dialect of dialects) {
     async function deliver(email: Parameters<TestApp['resend']['emails']['send']>[0]) {
       const { data, error } = await t.resend.emails.send(email);
       assert.equal(error, null);
-      await eventually(async () => (await t.resend.emails.get(data!.id)).data?.last_event === 'delivered' || undefined);
-      return smtp.messages.find((m) => m.parsed.messageId?.startsWith(`<${data!.id}@`))!;
+      await eventually(async () => (await t.resend.emails.get(data.id)).data?.last_event === 'delivered' || undefined);
+      return smtp.messages.find((m) => m.parsed.messageId?.startsWith(`<${data.id}@`))!;
     }
 
     it('signs every message from a domain with a key: rsa-sha256, relaxed/relaxed, the headers that matter; mailauth verifies it', async () => {

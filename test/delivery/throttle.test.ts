@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, readConfig } from '../../src/config.ts';
-import { pushesBack } from '../../src/delivery/outcomes.ts';
+import { pushesBack } from '../../src/delivery/smtp-reply.ts';
 import { sendJobKey } from '../../src/domain/emails/emails.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../support/harness.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
@@ -21,7 +21,7 @@ async function events(t: TestApp, id: string): Promise<string[]> {
 async function send(t: TestApp, to: string | string[]): Promise<string> {
   const { data, error } = await t.resend.emails.send({ from: 'a@sender.test', to, subject: 'Hello', text: 'Hello' });
   assert.equal(error, null);
-  return data!.id;
+  return data.id;
 }
 
 /** The email's job once a worker has put it back: not locked, due later (undefined: done). */

@@ -58,12 +58,12 @@ for (const dialect of dialects) {
     it("answers Resend's ShareEmailResponse through the SDK; the link opens a public page of the email for 48 hours by default", async () => {
       const { data, error } = await t.resend.emails.share(sentId);
       assert.equal(error, null);
-      assert.deepEqual(Object.keys(data!).sort(), ['id', 'object', 'url']);
-      assert.equal(data!.object, 'email');
-      assert.equal(data!.id, sentId);
-      assert.match(data!.url, new RegExp(`^${t.ctx.config.publicUrl}/shared/[\\w-]{31}\\.[\\w-]{43}$`));
+      assert.deepEqual(Object.keys(data).sort(), ['id', 'object', 'url']);
+      assert.equal(data.object, 'email');
+      assert.equal(data.id, sentId);
+      assert.match(data.url, new RegExp(`^${t.ctx.config.publicUrl}/shared/[\\w-]{31}\\.[\\w-]{43}$`));
 
-      const page = await open(t, data!.url);
+      const page = await open(t, data.url);
       assert.equal(page.status, 200);
       assert.match(page.headers.get('content-type')!, /^text\/html/);
       assert.match(page.text, /Your &lt;b&gt;order&lt;\/b&gt;/);
@@ -71,18 +71,18 @@ for (const dialect of dialects) {
       assert.match(page.text, /Thanks in text/);
       assert.doesNotMatch(page.text, /hidden@example\.org/, 'Bcc is not shown');
       assert.doesNotMatch(page.text, /<nav|<a [^>]*href="\/dashboard/, 'no navigation into the dashboard');
-      const frame = await open(t, data!.url, '/html');
+      const frame = await open(t, data.url, '/html');
       assert.equal(frame.status, 200);
       assert.equal(frame.text, '<p>Thanks for the order</p>');
 
       t.advance(48 * HOUR - MINUTE);
-      assert.equal((await open(t, data!.url)).status, 200, 'a minute before it expires');
+      assert.equal((await open(t, data.url)).status, 200, 'a minute before it expires');
       t.advance(MINUTE);
-      const expired = await open(t, data!.url);
+      const expired = await open(t, data.url);
       assert.equal(expired.status, 404);
       assert.match(expired.text, /This link has expired/);
       assert.doesNotMatch(expired.text, /order/);
-      assert.equal((await open(t, data!.url, '/html')).status, 404, 'nor its html');
+      assert.equal((await open(t, data.url, '/html')).status, 404, 'nor its html');
     });
 
     it('takes expires_in as a duration such as "10m", "2 hours" or "1 day"; the link dies when it has passed', async () => {
@@ -90,9 +90,9 @@ for (const dialect of dialects) {
         const { data, error } = await t.resend.emails.share(sentId, { expiresIn });
         assert.equal(error, null, expiresIn);
         t.advance(lifetime - 1000);
-        assert.equal((await open(t, data!.url)).status, 200, `${expiresIn}: a second before`);
+        assert.equal((await open(t, data.url)).status, 200, `${expiresIn}: a second before`);
         t.advance(1000);
-        assert.equal((await open(t, data!.url)).status, 404, `${expiresIn}: once passed`);
+        assert.equal((await open(t, data.url)).status, 404, `${expiresIn}: once passed`);
       }
     });
 
@@ -100,9 +100,9 @@ for (const dialect of dialects) {
       for (const expiresIn of ['soon', '10', '', '1 month', '-1h', '0m', '0 days', '49h', '3 days', '48.5 hours', '172801s']) {
         const { data, error } = await t.resend.emails.share(sentId, { expiresIn });
         assert.equal(data, null, expiresIn);
-        assert.equal(error!.name, 'validation_error', expiresIn);
+        assert.equal(error.name, 'validation_error', expiresIn);
         assert.equal((error as { statusCode?: number }).statusCode, 422, expiresIn);
-        assert.match(error!.message, /^Invalid `expires_in` field: /, expiresIn);
+        assert.match(error.message, /^Invalid `expires_in` field: /, expiresIn);
       }
       const { status, body } = await requestJson(t, 'POST', `/emails/${sentId}/share`, { expires_in: 10 });
       assert.equal(status, 422);
@@ -128,7 +128,7 @@ for (const dialect of dialects) {
       const sender = new Resend(key!.token, { baseUrl: t.url });
       const { data, error } = await sender.emails.share(sentId);
       assert.equal(data, null);
-      assert.equal(error!.name, 'restricted_api_key');
+      assert.equal(error.name, 'restricted_api_key');
       assert.equal((error as { statusCode?: number }).statusCode, 401);
     });
 

@@ -114,8 +114,8 @@ describe('HTTP limits', () => {
     const huge = `${' '.repeat(100 * 1024)}x>`;
     const { error } = await sender.emails.send({ ...email, from: huge });
     assert.equal(error?.name, 'validation_error');
-    assert.match(error!.message, /`from`.*at most 998 characters/);
-    assert.ok(error!.message.length < 200);
+    assert.match(error.message, /`from`.*at most 998 characters/);
+    assert.ok(error.message.length < 200);
     const longest = `"${'<'.repeat(900)}" <${'a'.repeat(64)}@example.com>`;
     assert.equal((await sender.emails.send({ ...email, from: longest })).error, null);
   });

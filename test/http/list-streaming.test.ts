@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { finished } from 'node:stream/promises';
-import { toTimestamp } from '../../src/clock.ts';
-import { newId } from '../../src/ids.ts';
+import { toTimestamp } from '../../src/time/clock.ts';
+import { newId } from '../../src/time/ids.ts';
 import { SLICE_ROWS } from '../../src/store/paginate.ts';
 import { dialects, startApp, type TestApp } from '../support/harness.ts';
 
@@ -114,15 +114,15 @@ for (const dialect of dialects) {
     it('answers every contact once, newest first, through the SDK', async () => {
       const { data, error } = await t.resend.contacts.list();
       assert.equal(error, null);
-      assert.equal(data!.object, 'list');
-      assert.equal(data!.has_more, false);
-      assert.deepEqual(data!.data.map((c) => c.id), [...contacts].reverse());
-      assert.deepEqual(data!.data.at(-1), {
+      assert.equal(data.object, 'list');
+      assert.equal(data.has_more, false);
+      assert.deepEqual(data.data.map((c) => c.id), [...contacts].reverse());
+      assert.deepEqual(data.data.at(-1), {
         id: contacts[0],
         email: 'c0@example.com',
         first_name: 'First0',
         last_name: null,
-        created_at: data!.data.at(-1)!.created_at,
+        created_at: data.data.at(-1)!.created_at,
         unsubscribed: true,
       });
     });

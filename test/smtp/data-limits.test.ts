@@ -112,7 +112,7 @@ describe('reading DATA on a real smtp-server: 400 ms idle timeout, at least 1000
       authOptional: true,
       disabledCommands: ['AUTH', 'STARTTLS'],
       onData: (stream, session, callback) =>
-        read(server, stream, session, async (data) => `2.0.0 OK ${data?.length} bytes`).then((reply) => callback(null, reply), (error) => callback(error)),
+        void read(server, stream, session, async (data) => `2.0.0 OK ${data?.length} bytes`).then((reply) => callback(null, reply), (error) => callback(error)),
     });
     listener = await listen(server, 0, '127.0.0.1');
     port = listener.address().port;

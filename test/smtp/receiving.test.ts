@@ -82,19 +82,19 @@ for (const dialect of dialects) {
 
       const { data: email, error } = await t.resend.emails.receiving.get(id);
       assert.equal(error, null);
-      assert.equal(email!.from, 'ada@sender.test');
-      assert.deepEqual(email!.to, ['support@inbox.test']);
-      assert.deepEqual(email!.cc, ['copy@elsewhere.test']);
-      assert.deepEqual(email!.reply_to, ['replies@sender.test']);
-      assert.deepEqual(email!.received_for, ['support@inbox.test']);
-      assert.equal(email!.subject, 'Invoice 42 – ünïcode');
-      assert.equal(email!.text!.trim(), 'See the attached invoice.');
-      assert.match(email!.html!, /src="data:image\/png;base64,/);
-      assert.equal(email!.headers!['x-custom'], 'custom value');
-      assert.match(email!.headers!.received!, /by .* \(Mailroom\) with ESMTPS id /);
-      assert.match(email!.message_id, /^<.+>$/);
+      assert.equal(email.from, 'ada@sender.test');
+      assert.deepEqual(email.to, ['support@inbox.test']);
+      assert.deepEqual(email.cc, ['copy@elsewhere.test']);
+      assert.deepEqual(email.reply_to, ['replies@sender.test']);
+      assert.deepEqual(email.received_for, ['support@inbox.test']);
+      assert.equal(email.subject, 'Invoice 42 – ünïcode');
+      assert.equal(email.text!.trim(), 'See the attached invoice.');
+      assert.match(email.html!, /src="data:image\/png;base64,/);
+      assert.equal(email.headers!['x-custom'], 'custom value');
+      assert.match(email.headers!.received!, /by .* \(Mailroom\) with ESMTPS id /);
+      assert.match(email.message_id, /^<.+>$/);
       assert.deepEqual(
-        email!.attachments.map(({ filename, content_type, content_disposition, content_id, size }) => ({ filename, content_type, content_disposition, content_id, size })),
+        email.attachments.map(({ filename, content_type, content_disposition, content_id, size }) => ({ filename, content_type, content_disposition, content_id, size })),
         [
           { filename: 'logo.png', content_type: 'image/png', content_disposition: 'inline', content_id: 'logo@sender.test', size: PNG.length },
           { filename: 'invoice.pdf', content_type: 'application/pdf', content_disposition: 'attachment', content_id: null, size: pdf.length },

@@ -63,8 +63,8 @@ describe('SQLite out of space', { skip: unavailable && `the disk-full test needs
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let [stdout, stderr] = ['', ''];
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const url = `http://127.0.0.1:${port}`;
     const resend = new Resend(KEY, { baseUrl: url });
     const mounted = `/proc/${child.pid}/root${dir}`;
@@ -149,7 +149,7 @@ describe('SQLite full or read-only on the connection of the API\'s writes', () =
         if (!response.ok) refused = response;
       }
       assert.equal(refused?.status, 507);
-      assert.equal(((await refused!.json()) as { name: string }).name, 'insufficient_storage');
+      assert.equal(((await refused.json()) as { name: string }).name, 'insufficient_storage');
       assert.equal((await t.resend.contacts.get({ id: before!.id })).data?.email, 'before@example.com');
 
       await sql`pragma max_page_count = 1073741823`.execute(t.ctx.db);

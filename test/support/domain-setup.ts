@@ -12,7 +12,7 @@ export type Domain = { id: string; name: string; status: string; records: { reco
 export async function domainOf(t: TestApp, id: string): Promise<Domain> {
   const { data, error } = await t.resend.domains.get(id);
   assert.equal(error, null);
-  return data as unknown as Domain;
+  return data;
 }
 
 export async function statusBecomes(t: TestApp, id: string, status: string): Promise<Domain> {
@@ -33,7 +33,7 @@ export async function checked(t: TestApp, id: string, checks = 1): Promise<void>
 export async function createDomain(t: TestApp, name: string, options: { tls?: 'enforced' | 'opportunistic' } = {}): Promise<Domain> {
   const { data, error } = await t.resend.domains.create({ name, ...options });
   assert.equal(error, null);
-  return data as unknown as Domain;
+  return data;
 }
 
 /** A domain added, its records published, verified. */

@@ -5,7 +5,7 @@
 // deliveries it delayed, duplicates, the processes' log lines and whether they still run.
 import { spawn, type ChildProcess } from 'node:child_process';
 import nodemailer from 'nodemailer';
-import { toTimestamp } from '../../src/clock.ts';
+import { toTimestamp } from '../../src/time/clock.ts';
 import { eventually, freePort, TEST_ENV } from './harness.ts';
 import { startPostgresCluster } from './postgres-cluster.ts';
 import { startSmtpServer } from './smtp-server.ts';
@@ -66,13 +66,13 @@ function launch(role: string, env: Record<string, string>): Process {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', role], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const proc: Process = { child, output: [], stderr: '' };
   let partial = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     const lines = (partial + chunk).split('\n');
     partial = lines.pop()!;
     // Only the lines about the database are kept: a request's line each is many.
     for (const line of lines) if (line.includes('"the database is ')) proc.output.push(line);
   });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (proc.stderr += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (proc.stderr += chunk));
   return proc;
 }
 

@@ -10,11 +10,12 @@ import { buildApp, type App } from '../../src/app.ts';
 import { readConfig } from '../../src/config.ts';
 import { closeContext, createContext, type Context } from '../../src/context.ts';
 import { seedApiKey } from '../../src/domain/api-keys/api-keys.ts';
-import type { Job, TaskName } from '../../src/domain/jobs.ts';
 import type { JobRow } from '../../src/store/jobs.ts';
 import type { Database } from '../../src/store/schema.ts';
-import { Runner, WORKER_STALE_MS } from '../../src/workers/runner.ts';
+import { Runner, WORKER_STALE_MS } from '../../src/jobs/runner.ts';
 import { tasks } from '../../src/workers/tasks.ts';
+import { attemptOf, finishAttempt } from '../../src/jobs/attempt.ts';
+import type { TaskDeclaration, TaskName } from '../../src/jobs/task.ts';
 import { postgresSchema } from './postgres-schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -182,9 +183,16 @@ export function configEnv(ctx: Context): Record<string, string> {
   };
 }
 
-/** A row of the jobs table as its task receives it (for tests that run a task by hand). */
-export function asJob<T extends TaskName>(row: JobRow): Job<T> {
-  return { ...row, payload: JSON.parse(row.payload) } as Job<T>;
+/**
+ * Runs one attempt of a job by hand, as the worker `workerId` would (its holder; a job nobody holds is
+ * first held as a claim would): its task, then the job's end with its writes, through the job seam (for
+ * tests of a worker that lost its job).
+ */
+export async function runByHand(ctx: Context, row: JobRow, workerId = row.locked_by ?? 'by-hand'): Promise<void> {
+  if (row.locked_by === null) await ctx.db.updateTable('jobs').set({ locked_by: workerId, locked_at: ctx.clock.now() }).where('id', '=', row.id).execute();
+  const job = { ...row, payload: JSON.parse(row.payload) as unknown };
+  const declaration = tasks[row.task as TaskName] as TaskDeclaration<TaskName>;
+  await finishAttempt(ctx, declaration, job, workerId, await declaration.run(ctx, attemptOf(ctx, declaration, job, workerId)));
 }
 
 /** A TCP port free on 127.0.0.1 right now, for a process the test starts. */

@@ -34,5 +34,5 @@ export async function sendTo(port: number, message: Mail.Options): Promise<{ res
 export async function receivingDomain(t: TestApp, name: string): Promise<{ id: string }> {
   const { data, error } = await t.resend.domains.create({ name, capabilities: { receiving: 'enabled' } } as never);
   if (error) throw new Error(`creating ${name}: ${error.message}`);
-  return data!;
+  return data;
 }

@@ -68,7 +68,7 @@ export async function dialogue(port: number, { secure = false, localAddress = '1
     async starttls() {
       const ready = await reply('STARTTLS');
       if (!ready[0]?.startsWith('220')) throw new Error(`STARTTLS refused: ${ready.join(' / ')}`);
-      const plain = socket as Socket;
+      const plain = socket;
       plain.removeAllListeners('data');
       plain.off('close', onClose);
       socket = await new Promise<TLSSocket>((resolve, reject) => {

@@ -57,14 +57,14 @@ export async function startSmtpServer(
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
-    async onRcptTo(address, _session, callback) {
-      const refusal = await sink.onRecipient(address.address);
-      callback(refusal ? refuse(refusal) : undefined);
+    onRcptTo(address, _session, callback) {
+      void Promise.resolve(sink.onRecipient(address.address)).then((refusal) => callback(refusal ? refuse(refusal) : undefined));
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', async () => {
+      stream.on('end', () => void received());
+      const received = async () => {
         const raw = Buffer.concat(chunks);
         const message: ReceivedMessage = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
@@ -79,7 +79,7 @@ export async function startSmtpServer(
         if (refusal) return callback(refuse(refusal));
         sink.messages.push(message);
         callback();
-      });
+      };
     },
     ...options,
   });

@@ -39,7 +39,7 @@ for (const dialect of dialects) {
         ],
       });
       assert.equal(error, null);
-      const automationId = data!.id;
+      const automationId = data.id;
       const port = await freePort();
       const childEnv = { ...configEnv(setup.ctx), ...env, PORT: String(port), HOST: '127.0.0.1' };
       await setup.close();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startMetricsFolding } from '../../src/workers/metrics-folding.ts';
+import { startMetricsFolding } from '../../src/domain/metrics/folding.ts';
 import { dialects, eventually, rowCount, startApp } from '../support/harness.ts';
 
 for (const dialect of dialects) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { downloadLink } from '../../src/domain/downloads/download-links.ts';
+import { downloadLink } from '../../src/domain/links/download-links.ts';
 import { RETENTION_BATCH, RETENTION_JOB_KEY, RETENTION_STEPS, scheduleRetention } from '../../src/domain/retention/retention.ts';
 import { isPostgres } from '../../src/store/db.ts';
 import { launchBrowser, signedIn, withBrowser } from '../support/browser.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { Resend } from 'resend';
-import { WORKER_STALE_MS } from '../../src/workers/runner.ts';
+import { WORKER_STALE_MS } from '../../src/jobs/runner.ts';
 import { configEnv, createTestDatabase, dialects, eventually, freePort, startApp } from '../support/harness.ts';
 import { exited, startMailroomProcess } from '../support/processes.ts';
 import { startSmtpServer } from '../support/smtp-server.ts';
@@ -66,12 +66,12 @@ describe('scale-out on PostgreSQL', { skip: !dialects.includes('postgres') && 'n
           if (i < SINGLES) {
             const { data, error } = await api.emails.send({ from: 'a@example.com', to: `s${i}@example.com`, subject: `#${i}`, text: 'x' });
             assert.equal(error, null);
-            accepted.push(data!.id);
+            accepted.push(data.id);
           } else {
             const batch = Array.from({ length: 100 }, (_, j) => ({ from: 'a@example.com', to: `b${i}-${j}@example.com`, subject: `#${i}.${j}`, text: 'x' }));
             const { data, error } = await api.batch.send(batch);
             assert.equal(error, null);
-            accepted.push(...data!.data.map((e) => e.id));
+            accepted.push(...data.data.map((e) => e.id));
           }
         }
       };
@@ -80,7 +80,7 @@ describe('scale-out on PostgreSQL', { skip: !dialects.includes('postgres') && 'n
       for (const api of apis) {
         const { data, error } = await api.broadcasts.create({ segmentId: segment, from: 'a@example.com', subject: 'News', text: 'x', send: true } as never);
         assert.equal(error, null);
-        broadcasts.push((data as { id: string }).id);
+        broadcasts.push((data).id);
       }
 
       const delivered = () => [...arrived.values()].length;

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { readConfig } from '../../src/config.ts';
 import { closeContext, createContext } from '../../src/context.ts';
-import { Runner } from '../../src/workers/runner.ts';
+import { Runner } from '../../src/jobs/runner.ts';
 import { tasks } from '../../src/workers/tasks.ts';
 import { configEnv, dialects, eventually, startApp, startWorker, type TestApp } from '../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
@@ -70,7 +70,7 @@ for (const dialect of dialects) {
         ] as const) {
           const { data, error } = await t.resend.emails.send(email(to, [...attachments]));
           assert.equal(error, null);
-          ids.push(data!.id);
+          ids.push(data.id);
         }
         a.start();
         await atRecipient.reached;

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { HEALTHY_MS, listenWorkerHealth } from '../../src/workers/health.ts';
-import { Runner } from '../../src/workers/runner.ts';
+import { HEALTHY_MS, listenWorkerHealth } from '../../src/monitoring/worker-health.ts';
+import { Runner } from '../../src/jobs/runner.ts';
 import { tasks } from '../../src/workers/tasks.ts';
 import { dialects, eventually, startApp } from '../support/harness.ts';
 

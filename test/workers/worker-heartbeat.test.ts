@@ -3,11 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { readConfig } from '../../src/config.ts';
 import { closeContext, createContext, type Context } from '../../src/context.ts';
-import { jobRow } from '../../src/domain/jobs.ts';
-import { addJobs, completeJob } from '../../src/store/jobs.ts';
+import { enqueue } from '../../src/jobs/enqueue.ts';
+import { done, type TaskDeclaration } from '../../src/jobs/task.ts';
 import { saveHeartbeat } from '../../src/store/workers.ts';
-import { Runner, WORKER_STALE_MS } from '../../src/workers/runner.ts';
-import { tasks, type Task } from '../../src/workers/tasks.ts';
+import { Runner, WORKER_STALE_MS } from '../../src/jobs/runner.ts';
+import { tasks } from '../../src/workers/tasks.ts';
 import { configEnv, dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
@@ -19,22 +19,27 @@ function holdingTask() {
   const gate = new Promise<void>((resolve) => (release = resolve));
   const started: string[] = [];
   let settled = 0;
-  const hold: Task<'send-email'> = async (ctx, job) => {
-    if (job.key?.startsWith('marker:')) return completeJob(ctx.db, job.id);
-    started.push(job.id);
-    try {
-      await gate;
-      await completeJob(ctx.db, job.id);
-    } finally {
-      settled++;
-    }
+  const hold: TaskDeclaration<'send-email'> = {
+    attempts: () => 21,
+    async run(_ctx, attempt) {
+      if (attempt.payload.email_id === 'marker') return done();
+      started.push(attempt.payload.email_id);
+      try {
+        await gate;
+        return done();
+      } finally {
+        settled++;
+      }
+    },
   };
   // Jobs named send-email, run by a task that holds them.
   return { tasks: { ...tasks, 'send-email': hold }, started, settled: () => settled, release };
 }
 
 async function addHoldJobs(t: TestApp, n: number): Promise<void> {
-  await addJobs(t.ctx.db, Array.from({ length: n }, (_, i) => jobRow(t.ctx, 'send-email', { email_id: `${i}` }, { key: `hold:${i}` })));
+  await t.ctx.writer.transaction(async (tx) => {
+    for (let i = 0; i < n; i++) await enqueue(t.ctx, tx, 'send-email', { email_id: `${i}` }, { key: `hold:${i}` });
+  });
 }
 
 const jobs = (t: TestApp) => t.ctx.db.selectFrom('jobs').select(['key', 'locked_by', 'attempts']).orderBy('key').execute();
@@ -116,7 +121,7 @@ for (const dialect of dialects) {
         // Two minutes after the claim, four times the staleness, in steps shorter than it: the holder beats at each.
         for (let i = 0; i < 6; i++) await step();
         // A job added now, run by b: b's claim has looked at the jobs since the clock moved, oldest first.
-        await addJobs(t.ctx.db, [jobRow(t.ctx, 'send-email', { email_id: 'marker' }, { key: 'marker:1' })]);
+        await t.ctx.writer.transaction((tx) => enqueue(t.ctx, tx, 'send-email', { email_id: 'marker' }, { key: 'marker:1' }));
         b.wake();
         await eventually(async () => (await jobs(t)).length === 1 || held.started.length > 1);
         assert.equal(held.started.length, 1, 'the job ran once');

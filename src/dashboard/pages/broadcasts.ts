@@ -58,7 +58,7 @@ function emailCounts(counts: Record<string, number>): Html {
   const total = present.reduce((sum, s) => sum + counts[s]!, 0);
   return html`<table class="list counts"><caption class="visually-hidden">Emails by status</caption>
 <thead><tr><th scope="col">Status</th><th scope="col">Emails</th></tr></thead>
-<tbody>${present.map((s) => html`<tr><td>${status(s)}</td><td>${counts[s]!}</td></tr>`)}<tr><td>Total</td><td>${total}</td></tr></tbody></table>`;
+<tbody>${present.map((s) => html`<tr><td>${status(s)}</td><td>${counts[s]}</td></tr>`)}<tr><td>Total</td><td>${total}</td></tr></tbody></table>`;
 }
 
 export function broadcastPages(app: App, ctx: Context): void {

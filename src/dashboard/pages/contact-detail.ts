@@ -8,7 +8,7 @@ import * as contacts from '../../domain/contacts/contacts.ts';
 import { listProperties } from '../../domain/contacts/contact-properties.ts';
 import * as segments from '../../domain/contacts/segments.ts';
 import * as topics from '../../domain/contacts/topics.ts';
-import { TopicRefs, UpdateContactBody } from '../../http/contact-schemas.ts';
+import { TopicRefs, UpdateContactBody } from '../../http/schemas/contacts.ts';
 import { allRows, type PageRequest } from '../../store/paginate.ts';
 import { html } from '../html.ts';
 import { bodyCheck, formOf, propertyValueOf, sectionPage, textOf } from './contacts-section.ts';

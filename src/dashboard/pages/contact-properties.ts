@@ -3,7 +3,7 @@ import { pathId } from '../path-id.ts';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as properties from '../../domain/contacts/contact-properties.ts';
-import { PropertyBody } from '../../http/routes/contact-properties.ts';
+import { PropertyBody } from '../../http/schemas/contacts.ts';
 import { html } from '../html.ts';
 import { pager, readPage } from '../paging.ts';
 import { bodyCheck, formOf, propertyValueOf, sectionPage, type Form } from './contacts-section.ts';

@@ -3,7 +3,7 @@ import { pathId } from '../path-id.ts';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts/contacts.ts';
-import { CreateContactBody } from '../../http/contact-schemas.ts';
+import { CreateContactBody } from '../../http/schemas/contacts.ts';
 import { html } from '../html.ts';
 import { pager, readPage } from '../paging.ts';
 import { contactDetailPages } from './contact-detail.ts';

@@ -4,7 +4,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts/contacts.ts';
 import * as segments from '../../domain/contacts/segments.ts';
-import { SegmentBody } from '../../http/routes/segments.ts';
+import { SegmentBody } from '../../http/schemas/contacts.ts';
 import { html } from '../html.ts';
 import { pager, readPage } from '../paging.ts';
 import { contactTable } from './contact-table.ts';

@@ -29,7 +29,7 @@ function samplesOf(query: Query): Record<string, string> {
 /** The query string of the sample values (for the preview's own URL), empty when there are none. */
 function sampleQuery(samples: Record<string, string>): string {
   const params = new URLSearchParams(Object.entries(samples).map(([key, value]): [string, string] => [SAMPLE + key, value]));
-  return params.size ? `?${params}` : '';
+  return params.size ? `?${params.toString()}` : '';
 }
 
 export function templatePages(app: App, ctx: Context): void {

@@ -3,7 +3,7 @@ import { pathId } from '../path-id.ts';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as topics from '../../domain/contacts/topics.ts';
-import { TopicBody } from '../../http/routes/topics.ts';
+import { TopicBody } from '../../http/schemas/contacts.ts';
 import { html } from '../html.ts';
 import { pager, readPage } from '../paging.ts';
 import { bodyCheck, formOf, sectionPage, textOf, type Form } from './contacts-section.ts';
@@ -13,7 +13,7 @@ import { bodyCheck, formOf, sectionPage, textOf, type Form } from './contacts-se
 
 const PAGE_SIZE = 50;
 const dashboard = { access: 'dashboard' as const };
-const checkTopic = bodyCheck<topics.TopicInput>(TopicBody);
+const readTopicForm = bodyCheck<topics.TopicInput>(TopicBody);
 
 const SUBSCRIPTIONS = [
   ['opt_in', 'Opted in (contacts get it unless they opt out)'],
@@ -61,7 +61,7 @@ ${pager('/dashboard/contacts/topics', {}, result)}
   app.post('/contacts/topics', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const form = formOf(request);
     const input = { name: form.name?.trim() ?? '', description: textOf(form.description), default_subscription: form.default_subscription, visibility: form.visibility };
-    const { id } = await topics.createTopic(ctx, checkTopic(input));
+    const { id } = await topics.createTopic(ctx, readTopicForm(input));
     return reply.redirect(`/dashboard/contacts/topics/${id}?done=created`, 303);
   });
 
@@ -89,7 +89,7 @@ ${pager('/dashboard/contacts/topics', {}, result)}
   app.post('/contacts/topics/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Topic');
     const form = formOf(request);
-    await topics.updateTopic(ctx, id, checkTopic({ name: form.name?.trim() ?? '', description: textOf(form.description), visibility: form.visibility }));
+    await topics.updateTopic(ctx, id, readTopicForm({ name: form.name?.trim() ?? '', description: textOf(form.description), visibility: form.visibility }));
     return reply.redirect(`/dashboard/contacts/topics/${id}?done=saved`, 303);
   });
 

@@ -1,4 +1,4 @@
-import { FreshCache } from '../../fresh-cache.ts';
+import { FreshCache } from '../../store/fresh-cache.ts';
 import { findApiKeyByHash, type ApiKeyRow } from '../../store/api-keys.ts';
 import type { Db } from '../../store/db.ts';
 

@@ -1,9 +1,9 @@
 import { hash, randomBytes } from 'node:crypto';
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { MAX_RATE_LIMIT } from '../../config.ts';
 import { AppError, invalidField, missingField, notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import * as store from '../../store/api-keys.ts';
 import { findDomain } from '../../store/domains.ts';
 import type { PageRequest } from '../../store/paginate.ts';

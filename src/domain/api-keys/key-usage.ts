@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { toTimestamp, type Clock } from '../../clock.ts';
+import { toTimestamp, type Clock } from '../../time/clock.ts';
 import { touchApiKeys } from '../../store/api-keys.ts';
 import { faultOf } from '../../store/availability.ts';
-import type { Writer } from '../../store/sqlite/writer.ts';
+import type { Writer } from '../../store/writer.ts';
 
 export interface KeyUsage {
   touch(keyId: string): void;

@@ -1,7 +1,7 @@
-import type { Clock } from '../../clock.ts';
+import type { Clock } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import type { ApiKeyRow } from '../../store/api-keys.ts';
-import { createWindowBudget, type TakeFromWindow, type WindowTake } from '../../window-budget.ts';
+import { createWindowBudget, type TakeFromWindow, type WindowTake } from '../../limits/window-budget.ts';
 
 // Requests per API key and second, as Resend counts them: fixed one-second windows, shared on
 // PostgreSQL by the API processes (window-budget.ts, store/rate-limit-windows.ts).

@@ -39,6 +39,7 @@ function redactedWithin(value: unknown, limit: number, longest = Infinity): stri
   let budget = limit;
   const spend = (n: number) => {
     budget -= n;
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- a sentinel, caught below: no stack to capture.
     if (budget < 0) throw SPENT;
   };
   const copy = (item: unknown, attachment: boolean): unknown => {

@@ -4,9 +4,9 @@
 // a time. Logs are not acknowledged data: a kill -9 loses what waits in memory (the last FLUSH_MS of
 // requests, more if the database is behind), and when the database falls behind the oldest rows
 // waiting are dropped, with a warning that counts them. A graceful stop writes everything.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
-import { newIdAt } from '../../ids.ts';
+import { newIdAt } from '../../time/ids.ts';
 import { faultOf } from '../../store/availability.ts';
 import type { ApiLogTable } from '../../store/schema.ts';
 import { redactedJson, redactedText } from './redact.ts';

@@ -1,9 +1,9 @@
 // Automations: a name, a status and a graph. Every change of the graph writes a new version and makes
 // it current; runs keep the version they started on, so a run in progress finishes as it began.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, clip, invalidField, missingField, notFound } from '../../errors.ts';
-import { isUuid, newId } from '../../ids.ts';
+import { isUuid, newId } from '../../time/ids.ts';
 import { cancelRuns, findOpenSteps } from '../../store/automation-runs.ts';
 import * as store from '../../store/automations.ts';
 import type { Tx } from '../../store/db.ts';

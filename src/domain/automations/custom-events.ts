@@ -1,10 +1,10 @@
 // Custom events: the names that start automations and end their waits, each with an optional schema
 // of its payload (a flat map of keys to string, number, boolean or date). Sending an event needs no
 // definition; when one exists, the payload is checked against its schema and coerced to its types.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, invalidField, notFound, quoted } from '../../errors.ts';
-import { isUuid, newId } from '../../ids.ts';
+import { isUuid, newId } from '../../time/ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import * as store from '../../store/custom-events.ts';
 import { parsed, json } from '../../store/json.ts';

@@ -2,7 +2,7 @@
 // connections between them. `checkGraph` is every rule a graph must meet before it is stored; each
 // refusal is a 422 naming the offending step (or connection).
 import { AppError, clip } from '../../errors.ts';
-import { parseDuration } from '../../durations.ts';
+import { parseDuration } from '../../time/durations.ts';
 import { ruleProblem, type Rule } from './rules.ts';
 
 export const STEP_TYPES = ['trigger', 'send_email', 'delay', 'wait_for_event', 'condition', 'contact_update', 'contact_delete', 'add_to_segment'] as const;
@@ -266,5 +266,5 @@ export function checkGraph(stepsInput: unknown, connectionsInput: unknown): Grap
 /** The trigger's event name: what starts a run of this graph. */
 export function triggerEvent(graph: Graph): string {
   const trigger = graph.steps.find((s) => s.type === 'trigger')!;
-  return (trigger.config as { event_name: string }).event_name;
+  return (trigger.config).event_name;
 }

@@ -73,11 +73,14 @@ const toNumber = (value: unknown): number => {
   return Number.NaN;
 };
 
+/** A field's value as text: an object or a list as its JSON, never "[object Object]". */
+export const textOf = (value: unknown): string => (typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value));
+
 function equal(actual: unknown, expected: unknown): boolean {
   if (expected === null) return actual === null || actual === undefined;
   if (actual === null || actual === undefined) return false;
   if (typeof expected === 'number') return toNumber(actual) === expected;
-  return String(actual) === String(expected);
+  return textOf(actual) === textOf(expected);
 }
 
 function compare(actual: unknown, expected: unknown, test: (a: number, b: number) => boolean): boolean {
@@ -95,7 +98,7 @@ export function evaluate(rule: Rule, scope: RuleScope): boolean {
 
 function holds(rule: Extract<Rule, { type: 'rule' }>, scope: RuleScope): boolean {
   const actual = fieldValue(scope, rule.field);
-  const text = actual === undefined || actual === null ? undefined : String(actual);
+  const text = actual === undefined || actual === null ? undefined : textOf(actual);
   switch (rule.operator) {
     case 'eq': return equal(actual, rule.value);
     case 'neq': return !equal(actual, rule.value);

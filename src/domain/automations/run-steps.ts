@@ -2,26 +2,26 @@
 // job in the outbox (due now, or when its delay or timeout ends). A step's job runs it in one
 // transaction with everything it does (an email and its send job, a contact's change, the next steps'
 // rows and jobs), so a crash repeats a step whole or not at all.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, clip } from '../../errors.ts';
-import { parseDuration } from '../../durations.ts';
-import { newId } from '../../ids.ts';
+import { parseDuration } from '../../time/durations.ts';
+import { newId } from '../../time/ids.ts';
 import * as runs from '../../store/automation-runs.ts';
 import { findVersion } from '../../store/automations.ts';
 import { findContactById, findPropertyValues, type ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import { insertTables } from '../../store/insert-rows.ts';
-import { completeHeldJob, completeJob, deleteJobs } from '../../store/jobs.ts';
 import { json, parsed } from '../../store/json.ts';
 import { addMemberships, findSegment } from '../../store/segments.ts';
 import { checkContactChanges, removeContact, writeContactChanges, type ContactChanges } from '../contacts/contacts.ts';
 import { emailTables } from '../emails/emails.ts';
 import { prepareEmail, type PreparedEmail, type SendEmailInput } from '../emails/email-input.ts';
-import { enqueue, jobKey, wakeAfterCommit, type Job } from '../jobs.ts';
+import { enqueue, jobKey, remove } from '../../jobs/enqueue.ts';
+import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import { refusedToContact } from '../recipients/policy.ts';
 import type { ConnectionType, ContactUpdateConfig, Graph, SendEmailConfig, Step, StepType } from './graph.ts';
-import { evaluate, fieldValue, type RuleScope } from './rules.ts';
+import { evaluate, fieldValue, textOf, type RuleScope } from './rules.ts';
 
 /** The key of a step's job: how a stop or an event that ends a wait finds it. */
 export const stepJobKey = (stepId: string) => jobKey('automation-step', stepId);
@@ -122,7 +122,7 @@ function templateVariables(config: SendEmailConfig, scope: RuleScope): Record<st
     const resolved = resolve(value, scope);
     // An absent value leaves the template's fallback to apply.
     if (resolved === undefined || resolved === null) continue;
-    variables[name] = typeof resolved === 'number' ? resolved : typeof resolved === 'string' ? resolved : String(resolved);
+    variables[name] = typeof resolved === 'number' || typeof resolved === 'string' ? resolved : textOf(resolved);
   }
   return variables;
 }
@@ -151,10 +151,7 @@ async function sendEmailStep(ctx: Context, config: SendEmailConfig, contact: Con
     status: 'completed',
     output: { email_id: prepared.email.id },
     branch: 'default',
-    write: async (tx) => {
-      await insertTables(tx, rows);
-      wakeAfterCommit(ctx, tx);
-    },
+    write: (tx) => insertTables(tx, rows),
   };
 }
 
@@ -224,7 +221,7 @@ async function work(ctx: Context, step: Step, run: runs.RunRow): Promise<Outcome
 /** Cancels open steps and deletes their jobs: a failed run's other branches, a stopped automation's runs. */
 export async function cancelOpenSteps(tx: Tx, open: Pick<runs.RunStepRow, 'id'>[], at: string): Promise<void> {
   await runs.cancelSteps(tx, open.map((s) => s.id), at);
-  await deleteJobs(tx, open.map((s) => stepJobKey(s.id)));
+  await remove(tx, open.map((s) => stepJobKey(s.id)));
 }
 
 /**
@@ -246,16 +243,15 @@ export async function recordOutcome(ctx: Context, tx: Tx, run: runs.RunRow, grap
   return true;
 }
 
-/** The `automation-step` task: runs one step of a run, unless the run or the step has ended meanwhile. */
-export async function runStep(ctx: Context, job: Job<'automation-step'>): Promise<void> {
-  const found = await runs.findStepWithRun(ctx.db, job.payload.step_id);
-  if (!found || found.run.status !== 'running' || !runs.OPEN_STEP_STATES.includes(found.step.status)) return completeJob(ctx.db, job.id);
+/** The `automation-step` task: runs one step of a run, unless the run or the step has ended meanwhile; its outcome is written with the job's end. */
+export async function runStep(ctx: Context, attempt: Attempt<'automation-step'>): Promise<TaskResult> {
+  const found = await runs.findStepWithRun(ctx.db, attempt.payload.step_id);
+  if (!found || found.run.status !== 'running' || !runs.OPEN_STEP_STATES.includes(found.step.status)) return done();
   const { step: row, run } = found;
   const graph = await graphOf(ctx.db, run.version_id);
   const step = graph.steps.find((s) => s.key === row.key)!;
   const outcome = await work(ctx, step, run);
-  await ctx.writer.transaction(async (tx) => {
-    if (!(await completeHeldJob(tx, job.id, job.locked_by!))) return;
+  return done(async (tx) => {
     const locked = await runs.lockRun(tx, run.id);
     if (locked?.status !== 'running') return;
     await recordOutcome(ctx, tx, run, graph, row, outcome, ctx.clock.now());

@@ -1,15 +1,15 @@
 // POST /events/send, and what it starts and ends: a run of every enabled automation the event
 // triggers, for its contact, and every wait of that contact's runs for an event of that name (whose
 // filter it passes). All of it is written in one transaction, before the 202.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, invalidField, notFound } from '../../errors.ts';
-import { isUuid, newId } from '../../ids.ts';
+import { isUuid, newId } from '../../time/ids.ts';
 import * as runs from '../../store/automation-runs.ts';
 import { findAutomation, findTriggered } from '../../store/automations.ts';
 import { findContactByEmail, findContactById, type ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
-import { deleteJob } from '../../store/jobs.ts';
+import { remove } from '../../jobs/enqueue.ts';
 import { json, parsed } from '../../store/json.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import { contactEmail } from '../contacts/contact-input.ts';
@@ -68,7 +68,7 @@ async function endWait(ctx: Context, tx: Tx, row: runs.RunStepRow, event: RunEve
   const step = graph.steps.find((s) => s.key === row.key) as Extract<Step, { type: 'wait_for_event' }>;
   if (step.config.filter_rule && !evaluate(step.config.filter_rule, { event: event.payload, contact })) return;
   const outcome = { status: 'completed' as const, output: { event: event.name, payload: event.payload }, branch: 'event_received' as const };
-  if (await recordOutcome(ctx, tx, run, graph, row, outcome, now)) await deleteJob(tx, stepJobKey(row.id));
+  if (await recordOutcome(ctx, tx, run, graph, row, outcome, now)) await remove(tx, [stepJobKey(row.id)]);
 }
 
 function contactOf(input: SendEventInput): { id: string } | { email: string } {

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { deriveSigningKey, sign } from '../../signing.ts';
+import { deriveSigningKey, sign } from '../../secrets/signing.ts';
 
 // VERP: every message goes out with an envelope sender of its own, `bounces+<token>@<host>`, so a
 // bounce names what it is about whatever the remote server writes in it. The token is the email id

@@ -41,7 +41,7 @@ export async function checkSegment(ctx: Context, id: string, field: string): Pro
 }
 
 /** A broadcast's topic must exist; null means none. */
-export async function checkTopic(ctx: Context, id: string | null): Promise<string | null> {
+export async function existingTopicId(ctx: Context, id: string | null): Promise<string | null> {
   if (id === null) return null;
   const topic = await findTopic(ctx.db, id.toLowerCase());
   if (!topic) throw invalidField('topic_id', `there is no topic with id ${quoted(id)}.`);
@@ -54,7 +54,7 @@ export async function checkTopic(ctx: Context, id: string | null): Promise<strin
  */
 export async function checkSendable(ctx: Context, row: Pick<BroadcastRow, 'segment_id' | 'topic_id' | 'from'>): Promise<void> {
   await checkSegment(ctx, row.segment_id, 'segment_id');
-  await checkTopic(ctx, row.topic_id);
+  await existingTopicId(ctx, row.topic_id);
   await checkSenderDomain(ctx, parseMailbox(row.from, 'from').address, null);
 }
 
@@ -64,7 +64,7 @@ export async function checkContent(ctx: Context, input: BroadcastInput): Promise
   const segmentField = input.segment_id !== undefined ? 'segment_id' : 'audience_id';
   const segmentId = input.segment_id ?? input.audience_id;
   if (segmentId !== undefined) content.segment_id = await checkSegment(ctx, segmentId, segmentField);
-  if (input.topic_id !== undefined) content.topic_id = await checkTopic(ctx, input.topic_id);
+  if (input.topic_id !== undefined) content.topic_id = await existingTopicId(ctx, input.topic_id);
   if (input.from !== undefined) content.from = formatMailbox(parseMailbox(input.from, 'from'));
   // Line breaks in a subject would end the header: fold them to spaces, as for emails.
   if (input.subject !== undefined) content.subject = checkPlaceholders(input.subject.replace(/[\r\n]+/g, ' '), 'subject');

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.ts';
-import { bounceOf } from '../../delivery/outcomes.ts';
+import { bounceOf } from '../outcomes/outcomes.ts';
 import { AppError, invalidField, missingField, notFound, quoted } from '../../errors.ts';
-import { isUuid } from '../../ids.ts';
+import { isUuid } from '../../time/ids.ts';
 import * as reports from '../../store/broadcast-reports.ts';
 import { findBroadcast } from '../../store/broadcasts.ts';
 import type { PageRequest } from '../../store/paginate.ts';

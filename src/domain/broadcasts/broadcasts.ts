@@ -1,14 +1,13 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, invalidField, notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import * as store from '../../store/broadcasts.ts';
 import type { Tx } from '../../store/db.ts';
-import { deleteJob } from '../../store/jobs.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import type { BroadcastStatus } from '../../store/schema.ts';
 import { checkContent, checkNewContent, checkSendable, type BroadcastInput, type CreateBroadcastInput } from './broadcast-input.ts';
-import { enqueue, jobKey } from '../jobs.ts';
+import { enqueue, jobKey, remove } from '../../jobs/enqueue.ts';
 import { parseScheduledAt } from '../emails/schedule.ts';
 
 // The life of a broadcast: draft -> (send) queued, or scheduled -> (the worker) sending -> sent;
@@ -97,7 +96,7 @@ export async function deleteBroadcast(ctx: Context, id: string): Promise<{ id: s
   const current = await findOrThrow(ctx, id);
   const deleted = await ctx.writer.transaction(async (tx) => {
     if (!(await store.deleteBroadcastIn(tx, current.id, ['draft', 'scheduled']))) return false;
-    await deleteJob(tx, fanOutJobKey(current.id));
+    await remove(tx, [fanOutJobKey(current.id)]);
     return true;
   });
   if (!deleted) throw wrongState('Only draft or scheduled broadcasts can be deleted.');
@@ -128,7 +127,7 @@ export async function cancelBroadcast(ctx: Context, id: string): Promise<{ id: s
   const canceled = await ctx.writer.transaction(async (tx) => {
     const unscheduled = await store.updateBroadcastIn(tx, current.id, ['scheduled'], { status: 'draft', scheduled_at: null });
     if (!unscheduled && !(await store.updateBroadcastIn(tx, current.id, ['queued'], { status: 'canceled' }))) return false;
-    await deleteJob(tx, fanOutJobKey(current.id));
+    await remove(tx, [fanOutJobKey(current.id)]);
     return true;
   });
   if (!canceled) throw wrongState('Only queued or scheduled broadcasts can be canceled');

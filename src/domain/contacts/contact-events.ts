@@ -1,5 +1,5 @@
 // The webhook events of contacts: contact.created, updated and deleted, and contact.topics.updated.
-import { isoTime } from '../../clock.ts';
+import { isoTime } from '../../time/clock.ts';
 import type { ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import * as segments from '../../store/segments.ts';

@@ -1,14 +1,14 @@
 import { parse } from 'csv-parse/sync';
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, missingField, notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import * as store from '../../store/contact-imports.ts';
 import { findPropertiesByKeys } from '../../store/contact-properties.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import { checkSegmentRefs, checkTopicRefs, type SegmentRef, type TopicRef } from './contact-input.ts';
 import { planColumns, type ColumnMap } from './import-rows.ts';
-import { enqueue, jobKey } from '../jobs.ts';
+import { enqueue, jobKey } from '../../jobs/enqueue.ts';
 
 /** Resend's limit on the CSV of one import. */
 export const MAX_IMPORT_BYTES = 50 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import { logEvents } from '../events/event-log.ts';
 import { contactEvent } from './contact-events.ts';
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, clip, missingField, notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import * as contacts from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';

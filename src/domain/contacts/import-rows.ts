@@ -1,5 +1,5 @@
 import { invalidField, quoted } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { ImportPlan } from '../../store/contact-imports.ts';
 import type { ContactPropertyRow, PropertyValue } from '../../store/contact-properties.ts';
 import type { ContactRow, PropertyValueRow } from '../../store/contacts.ts';

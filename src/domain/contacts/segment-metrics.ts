@@ -1,7 +1,7 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, quoted } from '../../errors.ts';
-import { isUuid } from '../../ids.ts';
+import { isUuid } from '../../time/ids.ts';
 import { countContactsInSegments, countSegmentContacts, type SegmentCountScope } from '../../store/segments.ts';
 import { parseDateParam, zoneOf } from '../metrics/periods.ts';
 

@@ -1,7 +1,7 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, missingField } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import * as store from '../../store/segments.ts';
 import { findContactOrThrow } from './contact-input.ts';

@@ -1,9 +1,8 @@
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, missingField, notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { PageRequest } from '../../store/paginate.ts';
-import type { Subscription } from '../../store/schema.ts';
 import * as store from '../../store/topics.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
 import type { WebhookEventType } from '../webhooks/event-types.ts';
@@ -102,7 +101,7 @@ export async function deleteTopic(ctx: Context, id: string): Promise<void> {
 export async function listContactTopics(ctx: Context, idOrEmail: string, page: PageRequest) {
   const contact = await findContactOrThrow(ctx, idOrEmail);
   const result = await store.listContactTopics(ctx.db, contact.id, page);
-  const data = result.data.map(({ visibility: _, ...row }) => ({ ...row, subscription: row.subscription as Subscription }));
+  const data = result.data.map(({ visibility: _, ...row }) => ({ ...row, subscription: row.subscription }));
   return { has_more: result.has_more, data };
 }
 

@@ -1,13 +1,13 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { invalidField, missingField } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { AttachmentRow, EmailRows } from '../../store/emails.ts';
 import { applyTemplate } from '../templates/apply-template.ts';
 import { domainOf, formatMailbox, parseMailbox, parseMailboxList, type Mailbox } from '../recipients/addresses.ts';
 import { loadAttachments } from './attachments.ts';
 import { parseScheduledAt } from './schedule.ts';
-import { checkTopic } from '../recipients/policy.ts';
+import { topicRefusals } from '../recipients/policy.ts';
 import { newEmailRows } from './new-email.ts';
 import { checkSenderDomain, type SenderKey } from '../sending-domains/sender-domain.ts';
 import { checkTags } from './tags.ts';
@@ -120,7 +120,7 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
 
   const id = submitted?.id ?? newId();
   const envelope = submitted?.envelope ?? envelopeRecipients([...to, ...cc, ...bcc]);
-  const topic = await checkTopic(ctx, input.topic_id, envelope);
+  const topic = await topicRefusals(ctx, input.topic_id, envelope);
   const attachments = submitted
     ? submitted.attachments.map((a) => ({ ...a, email_id: id }))
     : await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);

@@ -1,9 +1,8 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, notFound } from '../../errors.ts';
 import type { SendEmailInput } from './email-input.ts';
 import * as emails from '../../store/emails.ts';
-import * as jobs from '../../store/jobs.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import { insertIdempotencyKey, type IdempotencyKeyRow } from '../../store/idempotency-keys.ts';
 import { insertTables, type Rows } from '../../store/insert-rows.ts';
@@ -13,7 +12,7 @@ import { subscribedEventRows, type NewEvent } from '../events/event-log.ts';
 import { emailEvents } from '../webhooks/email-payload.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
-import { jobKey, jobRow, move, wakeAfterCommit } from '../jobs.ts';
+import { cancel, jobKey, jobRow, move } from '../../jobs/enqueue.ts';
 import { parseScheduledAt } from './schedule.ts';
 import { removedByRetention } from '../retention/retention.ts';
 import type { SenderKey } from '../sending-domains/sender-domain.ts';
@@ -37,7 +36,6 @@ export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idemp
     await ctx.writer.transaction(async (tx) => {
       await insertTables(tx, rows);
       await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
-      wakeAfterCommit(ctx, tx);
     });
   } else {
     await ctx.writer.insert(rows);
@@ -47,7 +45,7 @@ export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idemp
 /**
  * The rows that store prepared emails: the emails, the send jobs of those that are due to go, and the
  * webhook outbox of their starting events. For a caller that writes them in a transaction of its own
- * (an automation's step), then wakes the workers after the commit (wakeAfterCommit).
+ * (an automation's step); its commit wakes the workers.
  */
 export async function emailTables(ctx: Context, prepared: PreparedEmail[]): Promise<Rows> {
   const due = prepared.filter((p) => p.email.last_event !== 'failed');
@@ -139,7 +137,7 @@ export async function rescheduleEmail(ctx: Context, id: string, scheduledAt: str
   const runAt = parseScheduledAt(scheduledAt, ctx.clock.now());
   await ctx.writer.transaction(async (tx) => {
     const row = await emails.findEmailStatus(tx, id);
-    if (row?.last_event !== 'scheduled' || !(await move(ctx, tx, sendJobKey(id), runAt))) {
+    if (row?.last_event !== 'scheduled' || !(await move(tx, sendJobKey(id), runAt))) {
       throw new AppError('validation_error', NOT_SCHEDULED);
     }
     await emails.setSchedule(tx, id, toTimestamp(runAt));
@@ -151,7 +149,7 @@ export async function cancelEmail(ctx: Context, id: string): Promise<void> {
   await findEmailOrThrow(ctx, id);
   await ctx.writer.transaction(async (tx) => {
     const row = await emails.findEmail(tx, id);
-    if (row?.last_event !== 'scheduled' || !(await jobs.cancelJob(tx, sendJobKey(id)))) {
+    if (row?.last_event !== 'scheduled' || !(await cancel(tx, sendJobKey(id)))) {
       throw new AppError('validation_error', NOT_SCHEDULED);
     }
     await recordEvents(ctx, tx, row, [{ recipient: null, types: ['canceled'], response: null }], toTimestamp(ctx.clock.now()));

@@ -1,12 +1,12 @@
 import { detectMimeType } from 'nodemailer/lib/mime-funcs';
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
-import { nameBasedId } from '../../ids.ts';
+import { nameBasedId } from '../../time/ids.ts';
 import * as emails from '../../store/emails.ts';
 import { slicePage, type PageRequest } from '../../store/paginate.ts';
-import { downloadExpiry, downloadLink } from '../downloads/download-links.ts';
+import { downloadExpiry, downloadLink } from '../links/download-links.ts';
 import { removedByRetention } from '../retention/retention.ts';
-import type { DownloadFile } from '../downloads/downloads.ts';
+import type { DownloadFile } from '../links/downloads.ts';
 
 // The attachments of a sent email, as GET /emails/:id/attachments shows them. Rows have no id column:
 // each id is derived from the email and the attachment's position, so it is stable without a migration.

@@ -24,7 +24,7 @@ export async function checkShownSenders(ctx: Context, parsed: ParsedMessage, key
   if (from.length > 1) throw refuse(`The message has ${from.length} From headers; one is allowed.`);
   const senderFields = fields(parsed, 'sender');
   if (senderFields.length > 1) throw refuse(`The message has ${senderFields.length} Sender headers; at most one is allowed.`);
-  const sender = senderFields.length === 0 ? [] : addressparser(senderFields[0]!, { flatten: true });
+  const sender = senderFields.length === 0 ? [] : addressparser(senderFields[0], { flatten: true });
   if (senderFields.length === 1 && sender.length !== 1) throw refuse('The Sender header must name one mailbox.');
   if (parsed.from.length > 1 && sender.length === 0) {
     throw refuse(`The From header names ${parsed.from.length} mailboxes; more than one needs a Sender header (RFC 5322).`);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import { asBuffer } from '../../threads.ts';
 import type { Tag } from '../../store/emails.ts';
 import type { ApiKeyRow } from '../../store/api-keys.ts';

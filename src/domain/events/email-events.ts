@@ -1,5 +1,5 @@
 import type { Context } from '../../context.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import * as emails from '../../store/emails.ts';
 import type { EventRow, RecipientRow } from '../../store/emails.ts';
 import type { Tx } from '../../store/db.ts';

@@ -2,12 +2,12 @@
 // transaction of the change, with one outbox message (and its delivery job) per enabled endpoint
 // subscribed to its type. Nothing else writes events or webhook messages.
 import type { Context } from '../../context.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { eventToTable } from '../../store/events.ts';
 import { insertTables, type Rows } from '../../store/insert-rows.ts';
 import type { WebhookRow } from '../../store/webhooks.ts';
-import { jobKey, jobRow, wakeAfterCommit } from '../jobs.ts';
+import { jobKey, jobRow } from '../../jobs/enqueue.ts';
 import type { WebhookEventType } from '../webhooks/event-types.ts';
 
 export interface NewEvent {
@@ -37,9 +37,7 @@ export async function subscribedEventRows(ctx: Context, db: Db | Tx, events: New
   return eventRows(ctx, events, (type) => webhooks.filter((w) => w.events.includes(type)), at);
 }
 
-/** Records `events` in the caller's transaction, and wakes local workers after it commits if any went out. */
+/** Records `events` in the caller's transaction; the deliveries it adds wake the workers once it commits. */
 export async function logEvents(ctx: Context, tx: Tx, events: NewEvent[], at: string): Promise<void> {
-  const rows = await subscribedEventRows(ctx, tx, events, at);
-  await insertTables(tx, rows);
-  if ((rows.jobs?.length ?? 0) > 0) wakeAfterCommit(ctx, tx);
+  await insertTables(tx, await subscribedEventRows(ctx, tx, events, at));
 }

@@ -1,4 +1,4 @@
-import { bounceOf } from '../../delivery/outcomes.ts';
+import { bounceOf } from '../outcomes/outcomes.ts';
 
 // The metrics of GET /emails/metrics, and the one rule that says which counts an event raises: the
 // rollup (rollup.ts), the per-email reading (metrics.ts) and the benchmark's data all go through eventMetrics.

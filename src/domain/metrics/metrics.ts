@@ -1,4 +1,4 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
 import { findBroadcastNames } from '../../store/broadcasts.ts';

@@ -43,7 +43,7 @@ export function zoneOf(name: string): Zone {
       if (utc) return 0;
       const second = Math.floor(instant / 1000) * 1000;
       const p = Object.fromEntries(format.formatToParts(second).map((part) => [part.type, Number(part.value)]));
-      return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!) - second;
+      return Date.UTC(p.year!, p.month! - 1, p.day, p.hour, p.minute, p.second) - second;
     },
   };
 }
@@ -134,8 +134,8 @@ export function parseDateParam(field: 'start_date' | 'end_date', value: string, 
   }
   const time = DATETIME.exec(value);
   if (!time) throw unparseable(field, value);
-  const [y, mo, d, h, mi, s] = time.slice(1, 7).map((part) => Number(part ?? 0)) as number[];
-  const wall = wallFields(y!, mo!, d!, h!, mi!, s!);
+  const [y, mo, d, h, mi, s] = time.slice(1, 7).map((part) => Number(part ?? 0));
+  const wall = wallFields(y!, mo!, d!, h, mi, s);
   if (wall === undefined) throw unparseable(field, value);
   const ms = wall + Math.floor(Number(time[7] ?? 0) * 1000);
   const offset = time[8];

@@ -1,4 +1,4 @@
-import { isoTime } from '../../clock.ts';
+import { isoTime } from '../../time/clock.ts';
 import type { EmailMetricRow } from '../../store/email-metrics.ts';
 import { asciiDomain, domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { eventMetrics, type CountedEvent } from './metric-names.ts';

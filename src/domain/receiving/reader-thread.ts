@@ -16,17 +16,19 @@ type ReadRequest = ReadJob & { id: number };
 const { dnsServers, mta } = workerData as { dnsServers: string[] | undefined; mta: string };
 const resolve = cachedResolve(createResolver(dnsServers));
 
-async function answer(request: ReadRequest) {
+async function read(request: ReadRequest) {
   const raw = asBuffer(request.raw);
   if (request.kind === 'report') return readReport(raw);
   return request.kind === 'read' ? readMessage(raw, request.envelope, resolve, mta) : parseMessage(raw);
 }
 
-parentPort!.on('message', async (request: ReadRequest) => {
+parentPort!.on('message', (request: ReadRequest) => void answer(request));
+
+async function answer(request: ReadRequest): Promise<void> {
   try {
-    const value = await answer(request);
+    const value = await read(request);
     parentPort!.postMessage({ id: request.id, value }, movable(value && 'attachments' in value ? value.attachments.map((a) => a.content) : []));
   } catch (error) {
     parentPort!.postMessage({ id: request.id, error: describeError(error) });
   }
-});
+}

@@ -1,6 +1,6 @@
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import { addMetrics } from '../../store/email-metrics.ts';
 import { insertReceivedEmail, type ReceivedAttachmentRow, type ReceivedEmailRow } from '../../store/received-emails.ts';
 import { asBuffer } from '../../threads.ts';

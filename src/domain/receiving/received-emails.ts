@@ -1,10 +1,10 @@
-import { isoTime } from '../../clock.ts';
+import { isoTime } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import * as store from '../../store/received-emails.ts';
 import { slicePage, type Page, type PageRequest } from '../../store/paginate.ts';
-import { downloadExpiry, downloadLink } from '../downloads/download-links.ts';
-import type { DownloadFile } from '../downloads/downloads.ts';
+import { downloadExpiry, downloadLink } from '../links/download-links.ts';
+import type { DownloadFile } from '../links/downloads.ts';
 import { removedByRetention } from '../retention/retention.ts';
 
 // Resend's receiving API: received emails, their attachments and their original bytes, each file

@@ -8,11 +8,12 @@
 // in, or made no choice and the topic's default is opt_in; an address that is no contact receives it
 // only if the default is opt_in. A recipient these refuse records `failed`.
 //
-// The suppression list is checked when each email goes out, the one step every send (single, batch,
-// with a template, a broadcast's) passes, and only there: read when a send is accepted, it cost
-// POST /emails a quarter of its throughput and more (docs/decisions.md). Nor is it in the fan-out's
-// SQL: a broadcast's email to a suppressed contact is written and recorded suppressed when it goes
-// out, as Resend shows such an email (email.suppressed with its broadcast_id).
+// The suppression list is read when each email goes out, the one step every send (single, batch, with
+// a template, a broadcast's) passes, and by an automation's send step before it writes its email
+// (refusedToContact); never when a send is accepted: there it cost POST /emails a quarter of its
+// throughput and more (docs/decisions.md). Nor is it in the fan-out's SQL: a broadcast's email to a
+// suppressed contact is written and recorded suppressed when it goes out, as Resend shows such an
+// email (email.suppressed with its broadcast_id).
 import { sql } from 'kysely';
 import type { Context } from '../../context.ts';
 import { invalidField, quoted } from '../../errors.ts';
@@ -61,7 +62,7 @@ function blockReason(topic: TopicRow, contact: Subscriber | undefined): string |
  * The rules of a send with `topic_id`: every envelope address (to, cc and bcc) is judged on its own.
  * An unknown topic is refused.
  */
-export async function checkTopic(ctx: Context, topicId: string | undefined, recipients: string[]): Promise<TopicCheck> {
+export async function topicRefusals(ctx: Context, topicId: string | undefined, recipients: string[]): Promise<TopicCheck> {
   if (topicId === undefined) return { topicId: null, blocked: new Map() };
   const topic = await findTopic(ctx.db, topicId.toLowerCase());
   if (!topic) throw invalidField('topic_id', `there is no topic with id ${quoted(topicId)}.`);

@@ -1,4 +1,4 @@
-import { deriveSigningKey, sign, verifySignature } from '../../signing.ts';
+import { deriveSigningKey, sign, verifySignature } from '../../secrets/signing.ts';
 
 /** What an unsubscribe link stands for: a contact, and the broadcast (and its topic) that carried it. */
 export interface UnsubscribeClaims {

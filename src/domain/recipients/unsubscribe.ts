@@ -1,4 +1,4 @@
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, notFound } from '../../errors.ts';
 import { findBroadcastEmailTo } from '../../store/broadcast-reports.ts';

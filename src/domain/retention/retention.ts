@@ -1,13 +1,13 @@
 // Retention: what is removed once MAILROOM_RETENTION_DAYS have passed, in batches, by the one
-// `retention` job (workers/retention.ts), and how what was removed is spoken of. Emails and received
+// `retention` job (runRetention), and how what was removed is spoken of. Emails and received
 // emails keep their rows (metadata, events, webhook messages: small, and what the API lists); their
 // bodies, attachments and messages go. Webhook attempts go whole: a log of each try, with the start
 // of the endpoint's answer; so do the API's request logs. Expired idempotency keys go whatever the
 // setting: they live 24 hours; so do the rate windows of API keys and destinations unused for a day.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
-import { idFloor } from '../../ids.ts';
+import { idFloor } from '../../time/ids.ts';
 import type { Tx } from '../../store/db.ts';
 import { deleteApiLogs } from '../../store/api-logs.ts';
 import { purgeIdempotencyKeys } from '../../store/idempotency-keys.ts';
@@ -15,7 +15,8 @@ import { deleteStaleWindows } from '../../store/rate-limit-windows.ts';
 import * as store from '../../store/retention.ts';
 import { deleteOldSlowdowns } from '../../store/throttle-slowdowns.ts';
 import type { EmailState } from '../events/email-events.ts';
-import { ensure, jobKey } from '../jobs.ts';
+import { enqueue, ensure, jobKey } from '../../jobs/enqueue.ts';
+import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 
 /** Rows removed per transaction, so a writer never waits long behind a batch. */
 export const RETENTION_BATCH = 500;
@@ -100,4 +101,29 @@ export function removedByRetention(ctx: Context, what: string): AppError {
 export function removedAfter(days: number): string {
   if (days === 0) return 'removed by retention (MAILROOM_RETENTION_DAYS)';
   return `removed after ${days} ${days === 1 ? 'day' : 'days'} (MAILROOM_RETENTION_DAYS)`;
+}
+
+/**
+ * The `retention` task, one run: each step batch by batch, a checkpoint each (through the writer, so
+ * other writers take turns between them), while this worker still holds the job. The run ends by
+ * adding the next one, with the job's end: there is always exactly one.
+ */
+export async function runRetention(ctx: Context, attempt: Attempt<'retention'>): Promise<TaskResult> {
+  const now = ctx.clock.now();
+  const removed: Record<string, number> = {};
+  for (const [name, step] of Object.entries(RETENTION_STEPS)) {
+    for (let more = true; more; ) {
+      let result = { removed: 0, more: false };
+      // The writer may run this again if its group commit fails: it only writes, and answers.
+      const held = await attempt.checkpoint(async (tx) => {
+        result = await step(ctx, tx, now);
+      });
+      // Taken over (its lock timed out) or deleted: the other run goes on alone.
+      if (!held) return done();
+      removed[name] = (removed[name] ?? 0) + result.removed;
+      more = result.more;
+    }
+  }
+  ctx.log.info({ removed, retention_days: ctx.config.retentionDays }, 'retention run done');
+  return done((tx) => enqueue(ctx, tx, 'retention', {}, { key: RETENTION_JOB_KEY, runAt: ctx.clock.now() + RETENTION_EVERY_MS }));
 }

@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import type { DomainRow, RecordKey, RecordStatuses, Verification } from '../../store/domains.ts';
 import type { Tx } from '../../store/db.ts';
 import type { DnsRecord } from './domain-records.ts';
-import { jobKey, replace } from '../jobs.ts';
+import { jobKey, replace } from '../../jobs/enqueue.ts';
 
 // Resend's statuses. A domain is `not_started` until its first verify call, then `pending` (no
 // required record found yet) or `partially_verified` (some), `verified` once all are published, and
@@ -40,11 +40,11 @@ function dkimPublicKey(text: string): string | undefined {
 
 async function isPublished(resolver: Resolver, record: DnsRecord): Promise<boolean> {
   if (record.type === 'MX') {
-    const mx = await resolver.resolveMx(record.fqdn).catch((error) => (isAbsent(error) ? [] : Promise.reject(error)));
+    const mx = await resolver.resolveMx(record.fqdn).catch((error: Error) => (isAbsent(error) ? [] : Promise.reject(error)));
     return mx.some((entry) => sameHost(entry.exchange, record.value));
   }
   if (record.type === 'CNAME') {
-    const names = await resolver.resolveCname(record.fqdn).catch((error) => (isAbsent(error) ? [] : Promise.reject(error)));
+    const names = await resolver.resolveCname(record.fqdn).catch((error: Error) => (isAbsent(error) ? [] : Promise.reject(error)));
     return names.some((name) => sameHost(name, record.value));
   }
   const txt = await lookupTxt(resolver, record.fqdn);

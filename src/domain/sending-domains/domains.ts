@@ -1,10 +1,10 @@
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { generateDkimKey } from '../../delivery/dkim.ts';
 import { AppError, invalidField, missingField, notFound, quoted } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import * as store from '../../store/domains.ts';
-import { cancelJob } from '../../store/jobs.ts';
+import { cancel } from '../../jobs/enqueue.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
 import { asciiDomain } from '../recipients/addresses.ts';
@@ -213,7 +213,7 @@ export async function deleteDomain(ctx: Context, id: string): Promise<void> {
   await ctx.writer.transaction(async (tx) => {
     const row = await store.findDomain(tx, id);
     if (!row) throw notFound('Domain');
-    await cancelJob(tx, verifyJobKey(id));
+    await cancel(tx, verifyJobKey(id));
     await store.deleteDomain(tx, id);
     await logEvents(ctx, tx, [domainEvent(ctx, 'domain.deleted', row)], toTimestamp(ctx.clock.now()));
   });

@@ -1,6 +1,6 @@
 import type { Context } from '../../context.ts';
 import { AppError, missingField, notFound } from '../../errors.ts';
-import { isUuid } from '../../ids.ts';
+import { isUuid } from '../../time/ids.ts';
 import * as store from '../../store/domains.ts';
 import { domainRecords } from './domain-records.ts';
 import { changeDomain, subdomain, verifyDomain } from './domains.ts';

@@ -1,5 +1,5 @@
 // The webhook events of the suppression list: suppression.added and suppression.removed.
-import { isoTime } from '../../clock.ts';
+import { isoTime } from '../../time/clock.ts';
 import type { SuppressionRow } from '../../store/suppressions.ts';
 import type { NewEvent } from '../events/event-log.ts';
 

@@ -1,11 +1,12 @@
 // The suppression list: addresses no email goes to. The recipient policy reads it (recipients/policy.ts)
-// when a send is accepted and again when each email goes out. Entries come from the API (origin manual)
+// when each email goes out, and when an automation's step decides whether to write its email; never
+// when a send is accepted. Entries come from the API (origin manual)
 // and from bounces and complaints, all through `suppress`; every change is logged as suppression.added
 // or suppression.removed in its own transaction.
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, invalidField, notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { Tx } from '../../store/db.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import type { SuppressionOrigin } from '../../store/schema.ts';

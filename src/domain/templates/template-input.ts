@@ -1,5 +1,5 @@
 import { invalidField, quoted } from '../../errors.ts';
-import { isUuid } from '../../ids.ts';
+import { isUuid } from '../../time/ids.ts';
 import type { VersionRow } from '../../store/templates.ts';
 import { formatMailbox, parseMailbox, parseMailboxList } from '../recipients/addresses.ts';
 import { MAX_PLACEHOLDERS, parseTemplate } from './render-template.ts';

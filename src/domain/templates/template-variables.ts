@@ -1,5 +1,5 @@
 import { invalidField, quoted } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import type { TemplateVariable } from '../../store/templates.ts';
 import type { Value } from './render-template.ts';
 

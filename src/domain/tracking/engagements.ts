@@ -1,4 +1,4 @@
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import * as emails from '../../store/emails.ts';
 import { recordEngagement } from '../events/email-events.ts';

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { deriveSigningKey, sign } from '../../signing.ts';
+import { deriveSigningKey, sign } from '../../secrets/signing.ts';
 
 // The token of a tracking URL is its only credential: it names one recipient of one email (and, for a
 // click, the link it stands for) and cannot be forged or altered without MAILROOM_SECRET. Binary, then

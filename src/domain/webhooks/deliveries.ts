@@ -1,11 +1,11 @@
 // What became of the events sent to an endpoint: its delivery log, each event's attempts, and replay.
-import { isoTime, toTimestamp } from '../../clock.ts';
+import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import * as events from '../../store/events.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import { findWebhook } from '../../store/webhooks.ts';
-import { jobKey, replace } from '../jobs.ts';
+import { jobKey, replace } from '../../jobs/enqueue.ts';
 
 /** What an endpoint is posted for an event: `{type, created_at, data}`, as Resend sends it. */
 export function envelopeOf(event: { type: string; created_at: string; data: Record<string, unknown> }) {

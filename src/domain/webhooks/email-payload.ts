@@ -1,5 +1,5 @@
-import { isoTime } from '../../clock.ts';
-import { bounceOf } from '../../delivery/outcomes.ts';
+import { isoTime } from '../../time/clock.ts';
+import { bounceOf } from '../outcomes/outcomes.ts';
 import type { EmailRow } from '../../store/emails.ts';
 import type { EmailState, Engagement } from '../events/email-events.ts';
 import type { NewEvent } from '../events/event-log.ts';

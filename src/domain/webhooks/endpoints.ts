@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { toTimestamp } from '../../clock.ts';
+import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
-import { seal, unseal } from '../../encryption.ts';
+import { seal, unseal } from '../../secrets/encryption.ts';
 import { invalidField, notFound, quoted } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { newId } from '../../time/ids.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import type { WebhookStatus } from '../../store/schema.ts';
 import * as store from '../../store/webhooks.ts';

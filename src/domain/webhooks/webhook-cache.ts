@@ -1,6 +1,6 @@
 import type { Db, Tx } from '../../store/db.ts';
 import { findEnabledWebhooks, type WebhookRow } from '../../store/webhooks.ts';
-import { FreshCache } from '../../fresh-cache.ts';
+import { FreshCache } from '../../store/fresh-cache.ts';
 
 export interface WebhookCache {
   /**

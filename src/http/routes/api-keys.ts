@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as apiKeys from '../../domain/api-keys/api-keys.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas/common.ts';
 
 const ApiKeyListItem = Type.Object({
   id: Type.String(),

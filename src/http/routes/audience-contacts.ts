@@ -2,8 +2,8 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts/contacts.ts';
-import { Contact, ContactCreated, ContactDeleted, CreateContactBody, UpdateContactBody } from '../contact-schemas.ts';
-import { IdParams, MAX, Str, UUID } from '../schemas.ts';
+import { Contact, ContactCreated, ContactDeleted, CreateContactBody, UpdateContactBody } from '../schemas/contacts.ts';
+import { IdParams, MAX, Str, UUID } from '../schemas/common.ts';
 
 // The legacy contact routes under an audience (older SDKs, and `audienceId` in the current one): the
 // global contacts, seen through one segment. Listing them is GET /audiences/:id/contacts (segments.ts).

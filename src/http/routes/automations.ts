@@ -5,7 +5,7 @@ import * as automations from '../../domain/automations/automations.ts';
 import { MAX_STEPS } from '../../domain/automations/graph.ts';
 import { getRun, getRunStep, listRuns, listRunSteps } from '../../domain/automations/runs.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas/common.ts';
 
 // The graph is checked in the domain (domain/automations/graph.ts), which names the offending step;
 // here only its size is bounded.

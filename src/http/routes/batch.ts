@@ -5,7 +5,7 @@ import { MAX_BATCH, sendBatch, type BatchEntry, type BatchValidation } from '../
 import { AppError } from '../../errors.ts';
 import { idempotencyOf } from '../idempotency-key.ts';
 import type { SendEmailInput } from '../../domain/emails/email-input.ts';
-import { IdempotencyHeaders, SendEmailBody, Str } from '../schemas.ts';
+import { IdempotencyHeaders, SendEmailBody, Str } from '../schemas/common.ts';
 import { compileCheck } from '../validation.ts';
 
 /** 100 emails without attachments: room for about 100 KB of html each. */

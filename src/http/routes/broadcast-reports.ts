@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import { broadcastsMetrics, getBroadcastMetrics, METRICS_LINKS } from '../../domain/broadcasts/broadcast-metrics.ts';
 import * as reports from '../../domain/broadcasts/broadcast-reports.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas.ts';
+import { IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas/common.ts';
 import { MetricsQuery, MetricsResponse } from './email-metrics.ts';
 
 // `type` and `bounce_type` stay strings here: the domain answers a wrong value with Resend's message.

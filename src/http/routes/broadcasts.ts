@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as broadcasts from '../../domain/broadcasts/broadcasts.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
-import { AddressList, CONTENT_BODY_LIMIT, deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
+import { AddressList, CONTENT_BODY_LIMIT, deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas/common.ts';
 
 // Optional fields of a broadcast; null clears one on update.
 const nullable = (maxLength: number, description: string) => Type.Optional(Type.Union([Str(maxLength), Type.Null()], { description }));

@@ -4,11 +4,11 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as imports from '../../domain/contacts/contact-imports.ts';
-import { SegmentRefs, TopicRefs } from '../contact-schemas.ts';
+import { SegmentRefs, TopicRefs } from '../schemas/contacts.ts';
 import { unsupportedMediaType } from '../error-handler.ts';
 import { AppError, invalidField } from '../../errors.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { IdParams, listOfSchema, Map, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
+import { IdParams, listOfSchema, Map, MAX, Nullable, objectId, Str, UUID } from '../schemas/common.ts';
 import { compileCheck } from '../validation.ts';
 
 const ImportStatus = Type.Enum(['queued', 'in_progress', 'completed', 'failed']);

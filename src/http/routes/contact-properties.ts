@@ -3,21 +3,14 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as properties from '../../domain/contacts/contact-properties.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
-
-const Value = Type.Union([Str(MAX.text), Type.Number()], { description: 'a string or a number' });
-
-export const PropertyBody = Type.Object({
-  key: Type.Optional(Str(MAX.short, 'Letters, digits and underscores, at most 50; required on create, then fixed')),
-  type: Type.Optional(Str(MAX.short, '"string" or "number"; required on create, then fixed')),
-  fallback_value: Type.Optional(Nullable(Value)),
-});
+import { PropertyBody, PropertyValue } from '../schemas/contacts.ts';
+import { deleted, IdParams, listOfSchema, Nullable, objectId, UUID } from '../schemas/common.ts';
 
 const PropertyItem = Type.Object({
   id: Type.String(),
   key: Type.String(),
   type: Type.String(),
-  fallback_value: Nullable(Value),
+  fallback_value: Nullable(PropertyValue),
   created_at: Type.String(),
 });
 

@@ -2,9 +2,9 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as segments from '../../domain/contacts/segments.ts';
-import { ContactParams, SegmentItem } from '../contact-schemas.ts';
+import { ContactParams, SegmentItem } from '../schemas/contacts.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
-import { listOfSchema, MAX, Str, UUID } from '../schemas.ts';
+import { listOfSchema, MAX, Str, UUID } from '../schemas/common.ts';
 
 const MembershipParams = Type.Object({ ...ContactParams.properties, segment_id: Str(MAX.id) });
 

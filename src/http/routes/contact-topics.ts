@@ -3,9 +3,9 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import type { TopicRef } from '../../domain/contacts/contact-input.ts';
 import * as topics from '../../domain/contacts/topics.ts';
-import { ContactParams, Subscription, TopicRefs } from '../contact-schemas.ts';
+import { ContactParams, Subscription, TopicRefs } from '../schemas/contacts.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { listOfSchema, Nullable } from '../schemas.ts';
+import { listOfSchema, Nullable } from '../schemas/common.ts';
 import { compileCheck } from '../validation.ts';
 
 const ContactTopic = Type.Object({

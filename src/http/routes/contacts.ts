@@ -10,9 +10,9 @@ import {
   ContactParams,
   CreateContactBody,
   UpdateContactBody,
-} from '../contact-schemas.ts';
+} from '../schemas/contacts.ts';
 import { parsePage, replyList } from '../pagination.ts';
-import { listOfSchema } from '../schemas.ts';
+import { listOfSchema } from '../schemas/common.ts';
 
 export function contactRoutes(app: App, ctx: Context): void {
   app.post(

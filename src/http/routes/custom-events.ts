@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import * as events from '../../domain/automations/custom-events.ts';
 import { sendEvent } from '../../domain/automations/runs.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas.ts';
+import { deleted, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas/common.ts';
 
 // Custom events (`/events`): named triggers of automations. Not the webhook events of `/webhooks/:id/events`.
 

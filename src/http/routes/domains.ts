@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as domains from '../../domain/sending-domains/domains.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas/common.ts';
 
 const Capabilities = Type.Object({
   sending: Type.Optional(Str(MAX.short, '"enabled" (default) or "disabled": a domain that only receives; one of the two stays enabled')),

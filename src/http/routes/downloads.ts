@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import * as downloads from '../../domain/downloads/downloads.ts';
+import * as downloads from '../../domain/links/downloads.ts';
 import { attachmentDisposition } from '../content-disposition.ts';
-import { MAX, Str } from '../schemas.ts';
+import { MAX, Str } from '../schemas/common.ts';
 
 // The file a sender chose, served from the API's own origin: always downloaded, never rendered nor
 // sniffed (html in an attachment must not run as a page of ours), never cached nor named in a Referer,

@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as attachments from '../../domain/emails/sent-attachments.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { AttachmentListItem, AttachmentObject, listOfSchema, MAX, Str, UUID } from '../schemas.ts';
+import { AttachmentListItem, AttachmentObject, listOfSchema, MAX, Str, UUID } from '../schemas/common.ts';
 
 const AttachmentParams = Type.Object({ id: Str(MAX.id), attachment_id: Str(MAX.id) });
 

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { emailMetrics } from '../../domain/metrics/metrics.ts';
-import { MAX, Str } from '../schemas.ts';
+import { MAX, Str } from '../schemas/common.ts';
 
 /** A list parameter: comma-separated, repeated, or both (checked by the domain, which names the mistake). */
 const List = (description: string) => Type.Optional(Type.Union([Str(8 * 1024), Type.Array(Str(8 * 1024), { maxItems: 200 })], { description }));

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import { shareEmail } from '../../domain/sharing/shared-emails.ts';
-import { IdParams, MAX, Str, UUID } from '../schemas.ts';
+import { shareEmail } from '../../domain/links/shared-emails.ts';
+import { IdParams, MAX, Str, UUID } from '../schemas/common.ts';
 
 const ShareBody = Type.Object({
   expires_in: Type.Optional(Str(MAX.short, 'How long the link works: a duration such as "10m", "2 hours" or "1 day"; 48h by default, at most 48 hours')),

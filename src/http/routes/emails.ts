@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import * as emails from '../../domain/emails/emails.ts';
 import { idempotencyOf } from '../idempotency-key.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { Email, EmailListItem, IdempotencyHeaders, IdParams, IdResponse, listOfSchema, MAX, objectId, SendEmailBody, Str, UUID } from '../schemas.ts';
+import { Email, EmailListItem, IdempotencyHeaders, IdParams, IdResponse, listOfSchema, MAX, objectId, SendEmailBody, Str, UUID } from '../schemas/common.ts';
 
 /** Attachments may total 40 MB as base64; the JSON around them needs a little more. */
 const SEND_BODY_LIMIT = 41 * 1024 * 1024;

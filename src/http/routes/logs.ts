@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { getLog, listLogs } from '../../domain/api-logs/api-logs.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { IdParams, listOfSchema, Nullable, UUID } from '../schemas.ts';
+import { IdParams, listOfSchema, Nullable, UUID } from '../schemas/common.ts';
 
 const LogSummary = Type.Object({
   id: Type.String(),

@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as received from '../../domain/receiving/received-emails.ts';
 import { listOf, PageQuery, parsePage, replyList } from '../pagination.ts';
-import { AttachmentListItem, AttachmentObject, IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas.ts';
+import { AttachmentListItem, AttachmentObject, IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas/common.ts';
 
 const Addresses = Type.Array(Type.String());
 

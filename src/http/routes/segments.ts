@@ -4,11 +4,10 @@ import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts/contacts.ts';
 import { segmentsMetrics } from '../../domain/contacts/segment-metrics.ts';
 import * as segments from '../../domain/contacts/segments.ts';
-import { ContactItem, SegmentItem } from '../contact-schemas.ts';
+import { ContactItem, SegmentItem } from '../schemas/contacts.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
-
-export const SegmentBody = Type.Object({ name: Str(MAX.short) });
+import { SegmentBody } from '../schemas/contacts.ts';
+import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas/common.ts';
 
 interface Naming {
   path: '/segments' | '/audiences';

@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as suppressions from '../../domain/suppressions/suppressions.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas.ts';
+import { deleted, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas/common.ts';
 
 /** The most addresses or ids one batch request takes. */
 const MAX_BATCH = 100;

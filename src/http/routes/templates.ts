@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import { MAX_VARIABLES } from '../../domain/templates/template-variables.ts';
 import * as templates from '../../domain/templates/templates.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { AddressList, CONTENT_BODY_LIMIT, deleted, listOfSchema, MAX, Nullable, objectId, Str, VariableValue } from '../schemas.ts';
+import { AddressList, CONTENT_BODY_LIMIT, deleted, listOfSchema, MAX, Nullable, objectId, Str, VariableValue } from '../schemas/common.ts';
 
 // Optional fields of a template; null clears one on update.
 const text = (maxLength: number, description: string) => Type.Optional(Type.Union([Str(maxLength), Type.Null()], { description }));

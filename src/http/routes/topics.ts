@@ -3,14 +3,8 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as topics from '../../domain/contacts/topics.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
-
-export const TopicBody = Type.Object({
-  name: Type.Optional(Str(MAX.short, 'At most 50 characters; required on create')),
-  description: Type.Optional(Nullable(Str(MAX.text, 'At most 200 characters'))),
-  default_subscription: Type.Optional(Str(MAX.short, '"opt_in" or "opt_out"; required on create, then fixed')),
-  visibility: Type.Optional(Str(MAX.short, '"public" or "private" (default)')),
-});
+import { TopicBody } from '../schemas/contacts.ts';
+import { deleted, IdParams, listOfSchema, Nullable, objectId, UUID } from '../schemas/common.ts';
 
 const TopicItem = Type.Object({
   id: Type.String(),

@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as tracking from '../../domain/sending-domains/tracking-domains.ts';
 import { listOf } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas/common.ts';
 
 // Resend's tracking domains: a domain's tracking subdomain, the origin of its tracked links once its
 // CNAME is verified (docs/tracking.md).

@@ -5,8 +5,8 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as unsubscribe from '../../domain/recipients/unsubscribe.ts';
-import { toAppError } from '../error-handler.ts';
-import { MAX, Str } from '../schemas.ts';
+import { errorPageOf } from '../../dashboard/error-page.ts';
+import { MAX, Str } from '../schemas/common.ts';
 import { messagePage, preferencesPage } from '../unsubscribe-page.ts';
 
 const HTML = 'text/html; charset=utf-8';
@@ -41,12 +41,8 @@ const PageErrors = {
 
 /** Errors here answer as pages, not JSON: a person reads them, in a browser. */
 function handlePageError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const appError = toAppError(error, request);
-  // The database away or full is logged once, not per page.
-  if (appError.status >= 500 && appError.retryAfter === undefined) request.log.error({ err: error }, 'unexpected error');
-  if (appError.retryAfter !== undefined) reply.header('retry-after', appError.retryAfter);
-  const title = appError.status === 404 ? 'Link not found' : 'Something went wrong';
-  void reply.status(appError.status).type(HTML).send(messagePage(title, appError.status >= 500 ? 'Please try again later.' : appError.message));
+  const { status, title, message } = errorPageOf(error, request, reply, 'unsubscribe page', 'Link not found');
+  void reply.status(status).type(HTML).send(messagePage(title, message));
 }
 
 /**

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
-import { getUsage } from '../../domain/usage/usage.ts';
-import { Nullable } from '../schemas.ts';
+import { getUsage } from '../../domain/metrics/usage.ts';
+import { Nullable } from '../schemas/common.ts';
 
 const Period = Type.Object({ used: Type.Integer(), limit: Type.Null(), sent: Type.Integer(), received: Type.Integer(), resets_at: Type.String() });
 const Count = Type.Object({ used: Type.Integer(), limit: Type.Null() });

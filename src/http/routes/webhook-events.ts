@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as deliveries from '../../domain/webhooks/deliveries.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas.ts';
+import { IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas/common.ts';
 
 const EventParams = Type.Object({ id: Str(MAX.id), event_id: Str(MAX.id) });
 

@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import * as webhooks from '../../domain/webhooks/endpoints.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/event-types.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
-import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas.ts';
+import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas/common.ts';
 
 const Endpoint = Str(MAX.url, 'An absolute http(s) URL; loopback and private addresses only with MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS');
 const Events = Type.Array(Str(MAX.short), { maxItems: 100, description: `Event types, at least one: ${WEBHOOK_EVENT_TYPES.join(', ')}` });

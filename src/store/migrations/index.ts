@@ -26,6 +26,7 @@ import * as apiLogs from './0023-api-logs.ts';
 import * as throttles from './0024-throttles.ts';
 import * as metricDeltas from './0025-metric-deltas.ts';
 import * as trackingDomains from './0026-tracking-domains.ts';
+import * as jobAttempts from './0027-job-attempts.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '0024-throttles': throttles,
   '0025-metric-deltas': metricDeltas,
   '0026-tracking-domains': trackingDomains,
+  '0027-job-attempts': jobAttempts,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
@@ -66,5 +68,5 @@ export async function migrate(db: Kysely<any>): Promise<void> {
     : undefined;
   const migrator = new Migrator({ db, migrationTableSchema: schema, provider: { getMigrations: async () => migrations } });
   const { error } = await migrator.migrateToLatest();
-  if (error) throw error;
+  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
 }

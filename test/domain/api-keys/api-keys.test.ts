@@ -17,10 +17,10 @@ for (const dialect of dialects) {
     it('creates a key whose token is re_ + 32 or more characters, stored only as its SHA-256', async () => {
       const { data, error } = await t.resend.apiKeys.create({ name: 'Production' });
       assert.equal(error, null);
-      assert.match(data!.token, /^re_[A-Za-z0-9_-]{32,}$/);
-      const row = await t.ctx.db.selectFrom('api_keys').selectAll().where('id', '=', data!.id).executeTakeFirstOrThrow();
-      assert.equal(row.token_hash, sha256(data!.token));
-      assert.ok(!JSON.stringify(row).includes(data!.token), 'the token itself is not stored');
+      assert.match(data.token, /^re_[A-Za-z0-9_-]{32,}$/);
+      const row = await t.ctx.db.selectFrom('api_keys').selectAll().where('id', '=', data.id).executeTakeFirstOrThrow();
+      assert.equal(row.token_hash, sha256(data.token));
+      assert.ok(!JSON.stringify(row).includes(data.token), 'the token itself is not stored');
       assert.equal(row.permission, 'full_access');
     });
 
@@ -90,7 +90,7 @@ for (const dialect of dialects) {
       const sender = new Resend(data!.token, { baseUrl: t.url });
       const sent = await sender.emails.send({ from: 'a@example.com', to: 'b@example.com', subject: 's', text: 't' });
       assert.equal(sent.error, null);
-      for (const call of [() => sender.apiKeys.list(), () => sender.emails.get(sent.data!.id), () => sender.emails.list()]) {
+      for (const call of [() => sender.apiKeys.list(), () => sender.emails.get(sent.data.id), () => sender.emails.list()]) {
         const { error } = await call();
         assert.equal(error?.statusCode, 401);
         assert.equal(error?.name, 'restricted_api_key');

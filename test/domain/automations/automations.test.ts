@@ -25,7 +25,7 @@ for (const dialect of dialects) {
       const template = async (alias: string, subject: string, html: string, variables: { key: string; type: 'string'; fallbackValue?: string }[] = []) => {
         const { data, error } = await t.resend.templates.create({ name: alias, alias, from: 'Acme <hello@acme.test>', subject, html, variables }).publish();
         assert.equal(error, null);
-        return data!.id;
+        return data.id;
       };
       welcome = await template('welcome', 'Welcome, {{{NAME}}}', '<p>Hello {{{NAME}}}, you chose {{{PLAN}}}.</p>', [
         { key: 'NAME', type: 'string' },
@@ -46,9 +46,9 @@ for (const dialect of dialects) {
     const runsOf = async (automationId: string) => (await t.resend.automations.runs.list({ automationId })).data!.data;
     const runOf = async (automationId: string, runId: string) => (await t.resend.automations.runs.get({ automationId, runId })).data!;
     async function create(options: Omit<CreateAutomationOptions, 'status'>) {
-      const { data, error } = await t.resend.automations.create({ status: 'enabled', ...options } as CreateAutomationOptions);
+      const { data, error } = await t.resend.automations.create({ status: 'enabled', ...options });
       assert.equal(error, null, JSON.stringify(error));
-      return data!.id;
+      return data.id;
     }
 
     it('runs a welcome series: send, delay 2 days, a condition on a property, then the branch it meets', async () => {
@@ -126,9 +126,9 @@ for (const dialect of dialects) {
       const path = `/automations/${id}/runs/${run.id}/steps`;
       const list = await t.resend.get<{ object: string; has_more: boolean; data: Record<string, unknown>[] }>(path);
       assert.equal(list.error, null, JSON.stringify(list.error));
-      assert.deepEqual([list.data!.object, list.data!.has_more], ['list', false]);
+      assert.deepEqual([list.data.object, list.data.has_more], ['list', false]);
       const graph = (await t.resend.automations.get(id)).data!.steps;
-      const [pause, start] = list.data!.data;
+      const [pause, start] = list.data.data;
       assert.deepEqual(
         [start, pause].map((step) => [step!.object, step!.key, step!.type, step!.status, step!.config]),
         [
@@ -137,7 +137,7 @@ for (const dialect of dialects) {
         ],
         'newest first',
       );
-      const one = await t.resend.get<Record<string, unknown>>(`${path}/${pause!.step_id}`);
+      const one = await t.resend.get<Record<string, unknown>>(`${path}/${String(pause!.step_id)}`);
       assert.deepEqual(one.data, pause);
       assert.equal((await t.resend.get<{ has_more: boolean }>(`${path}?limit=1`)).data?.has_more, true);
       assert.equal((await t.resend.get(`${path}/0190c0de-0000-7000-8000-000000000000`)).error?.statusCode, 404);
@@ -217,7 +217,7 @@ for (const dialect of dialects) {
         connections: [{ from: 'start', to: 'mail' }],
       });
       await t.resend.contacts.create({ email: 'gone@example.org', unsubscribed: true });
-      await t.resend.suppressions.add({ email: 'bounced@example.org' } as never);
+      await t.resend.suppressions.add({ email: 'bounced@example.org' });
       await t.resend.events.send({ event: 'notify', email: 'gone@example.org' });
       await t.resend.events.send({ event: 'notify', email: 'bounced@example.org' });
       await eventually(async () => (await runsOf(id)).filter((r) => r.status === 'completed').length === 2);
@@ -368,9 +368,9 @@ for (const dialect of dialects) {
       const created = await t.resend.events.create({ name: 'order.paid', schema: { amount: 'number', paid_at: 'date', gift: 'boolean' } });
       assert.equal(created.error, null);
       const byName = (await t.resend.events.get('order.paid')).data!;
-      assert.equal(byName.id, created.data!.id);
+      assert.equal(byName.id, created.data.id);
       assert.deepEqual(byName.schema, { amount: 'number', paid_at: 'date', gift: 'boolean' });
-      assert.equal((await t.resend.events.get(created.data!.id)).data!.name, 'order.paid');
+      assert.equal((await t.resend.events.get(created.data.id)).data!.name, 'order.paid');
       assert.equal((await post('/events', { name: 'order.paid' })).status, 422, 'names are unique');
       assert.match((await post('/events', { name: 'resend:email.sent' })).body.message, /reserved/);
       assert.match((await post('/events', { name: 'x', schema: { a: 'uuid' } })).body.message, /schema\.a/);
@@ -388,7 +388,7 @@ for (const dialect of dialects) {
       assert.equal((await t.resend.events.get('order.paid')).data!.schema, null);
       assert.ok((await t.resend.events.get('order.paid')).data!.updated_at);
       assert.equal((await t.resend.events.list()).data!.data.length, 1);
-      assert.deepEqual((await t.resend.events.remove('order.paid')).data, { object: 'event', id: created.data!.id, deleted: true });
+      assert.deepEqual((await t.resend.events.remove('order.paid')).data, { object: 'event', id: created.data.id, deleted: true });
       assert.equal((await t.resend.events.get('order.paid')).error?.statusCode, 404);
     });
   });

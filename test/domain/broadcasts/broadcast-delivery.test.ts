@@ -12,13 +12,13 @@ const from = 'Acme News <news@example.com>';
 async function broadcast(t: TestApp, smtp: TestSmtpServer, options: Record<string, unknown>): Promise<Map<string, ReceivedMessage>> {
   const { data, error } = await t.resend.broadcasts.create({ from, send: true, ...options } as CreateBroadcastOptions);
   assert.equal(error, null);
-  await eventually(async () => (await t.resend.broadcasts.get(data!.id)).data?.status === 'sent' || undefined);
-  const emails = await t.ctx.db.selectFrom('emails').select(['id', 'to', 'last_event']).where('broadcast_id', '=', data!.id).execute();
+  await eventually(async () => (await t.resend.broadcasts.get(data.id)).data?.status === 'sent' || undefined);
+  const emails = await t.ctx.db.selectFrom('emails').select(['id', 'to', 'last_event']).where('broadcast_id', '=', data.id).execute();
   const messages = await eventually(() => {
     const found = emails.map((email) => smtp.messages.find((m) => m.parsed.messageId?.startsWith(`<${email.id}@`)));
     return found.every((m) => m !== undefined) ? found : undefined;
   });
-  return new Map(messages.map((message) => [message!.to[0]!, message!]));
+  return new Map(messages.map((message) => [message.to[0]!, message]));
 }
 
 for (const dialect of dialects) {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { CHUNK_RECIPIENTS, sendBroadcastTask } from '../../../src/workers/send-broadcast.ts';
-import { asJob, configEnv, dialects, eventually, outliveKilledWorkers, startApp, startWorker, type TestApp } from '../../support/harness.ts';
+import { CHUNK_RECIPIENTS } from '../../../src/domain/broadcasts/fan-out.ts';
+import { configEnv, runByHand, dialects, eventually, outliveKilledWorkers, startApp, startWorker, type TestApp } from '../../support/harness.ts';
 
 const content = { from: 'news@example.com', subject: 'Hi {{{FIRST_NAME|there}}}', html: '<p>Hi</p>' };
 
@@ -96,13 +96,13 @@ for (const dialect of dialects) {
         await t.ctx.db.updateTable('jobs').set({ locked_by: 'worker-b', locked_at: t.clock.now(), attempts: 1 }).execute();
         const job = await t.ctx.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
 
-        await sendBroadcastTask(t.ctx, asJob({ ...job, locked_by: 'worker-a' }));
+        await runByHand(t.ctx, job, 'worker-a');
         assert.equal((await t.resend.broadcasts.get(data!.id)).data!.status, 'queued');
         assert.equal((await emailsOf(t, data!.id)).count, 0);
         const after = await t.ctx.db.selectFrom('jobs').select('locked_by').executeTakeFirstOrThrow();
         assert.equal(after.locked_by, 'worker-b', 'the job is left to the worker that holds it');
 
-        await sendBroadcastTask(t.ctx, asJob(job));
+        await runByHand(t.ctx, job);
         const sent = (await t.resend.broadcasts.get(data!.id)).data!;
         assert.equal(sent.status, 'sent');
         assert.deepEqual(await emailsOf(t, data!.id), { count: n, distinct: n });
@@ -112,7 +112,7 @@ for (const dialect of dialects) {
         const empty = (await t.resend.segments.create({ name: 'Empty' })).data!.id;
         const { data: none } = await t.resend.broadcasts.create({ segmentId: empty, ...content, send: true });
         await t.ctx.db.updateTable('jobs').set({ locked_by: 'worker-c', locked_at: t.clock.now() }).where('task', '=', 'send-broadcast').execute();
-        await sendBroadcastTask(t.ctx, asJob(await t.ctx.db.selectFrom('jobs').selectAll().where('task', '=', 'send-broadcast').executeTakeFirstOrThrow()));
+        await runByHand(t.ctx, await t.ctx.db.selectFrom('jobs').selectAll().where('task', '=', 'send-broadcast').executeTakeFirstOrThrow());
         assert.equal((await t.resend.broadcasts.get(none!.id)).data!.status, 'sent', 'an empty segment is sent to nobody');
       } finally {
         await t.close();
@@ -127,7 +127,7 @@ for (const dialect of dialects) {
         await t.ctx.db.updateTable('jobs').set({ locked_by: 'worker-a', locked_at: t.clock.now(), attempts: 1 }).execute();
         const job = await t.ctx.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
         assert.deepEqual((await t.resend.broadcasts.cancel(data!.id)).data, { object: 'broadcast', id: data!.id });
-        await sendBroadcastTask(t.ctx, asJob(job));
+        await runByHand(t.ctx, job);
         assert.equal((await t.resend.broadcasts.get(data!.id)).data!.status, 'canceled');
         assert.equal((await emailsOf(t, data!.id)).count, 0);
       } finally {

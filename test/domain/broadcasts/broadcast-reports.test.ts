@@ -85,7 +85,7 @@ for (const dialect of dialects) {
     const recipients = async (type: string, options: object = {}) => {
       const { data, error } = await t.resend.broadcasts.recipients(broadcast, { type, ...options } as never);
       assert.equal(error, null);
-      return data!;
+      return data;
     };
 
     it('lists who was sent, delivered, bounced (with the bounce type), complained and suppressed', async () => {
@@ -164,13 +164,13 @@ for (const dialect of dialects) {
       assert.equal(ofBroadcasts.error, null, JSON.stringify(ofBroadcasts.error));
       assert.equal(all.data!.totals.sent, 7, 'the plain email counts among all emails');
       const totals = { sent: 6, delivered: 5, unique_opened: 2, open_rate: 0.4 };
-      assert.deepEqual([ofBroadcasts.data!.object, ofBroadcasts.data!.totals], ['metrics', totals]);
-      assert.deepEqual(ofBroadcasts.data!.data, [{ id: broadcast, name: null, ...totals }]);
+      assert.deepEqual([ofBroadcasts.data.object, ofBroadcasts.data.totals], ['metrics', totals]);
+      assert.deepEqual(ofBroadcasts.data.data, [{ id: broadcast, name: null, ...totals }]);
       const byPeriod = await t.resend.get<{ data: Record<string, unknown>[] }>(`/broadcasts/metrics?${range}&dimensions=period,broadcast&broadcast_id=${broadcast}`);
       assert.deepEqual(Object.keys(byPeriod.data!.data[0]!), ['period', 'id', 'name', 'sent', 'delivered', 'unique_opened', 'open_rate']);
       const refused = await t.resend.get(`/broadcasts/metrics?dimensions=domain`);
       assert.equal(refused.error?.statusCode, 422);
-      assert.match(refused.error!.message, /`dimensions`.*period, broadcast/);
+      assert.match(refused.error.message, /`dimensions`.*period, broadcast/);
     });
 
     it('pages through recipients both ways', async () => {
@@ -217,7 +217,7 @@ for (const dialect of dialects) {
     it('lists the clicked links, most clicked first, then the one clicked first, page by page', async () => {
       const links = await t.resend.broadcasts.clickedLinks(broadcast);
       assert.equal(links.error, null);
-      const rows = links.data!.data;
+      const rows = links.data.data;
       assert.deepEqual(
         rows.map(({ id: _, ...link }) => link),
         [
@@ -226,8 +226,8 @@ for (const dialect of dialects) {
           { url: C, clicks: 1, unique_clicks: 1 },
         ],
       );
-      assert.equal(links.data!.has_more, false);
-      const page = async (options: object) => (await t.resend.broadcasts.clickedLinks(broadcast, options as never)).data!;
+      assert.equal(links.data.has_more, false);
+      const page = async (options: object) => (await t.resend.broadcasts.clickedLinks(broadcast, options)).data!;
       assert.deepEqual(await page({ limit: 1 }), { object: 'list', has_more: true, data: rows.slice(0, 1) });
       assert.deepEqual(await page({ limit: 1, after: rows[0]!.id }), { object: 'list', has_more: true, data: rows.slice(1, 2) });
       assert.deepEqual(await page({ limit: 1, after: rows[1]!.id }), { object: 'list', has_more: false, data: rows.slice(2) });
@@ -340,7 +340,7 @@ for (const dialect of dialects) {
       const transient = async (options: object) => {
         const { data, error } = await t.resend.broadcasts.recipients(broadcast, { type: 'bounced', bounceType: 'transient', limit: 1, ...options } as never);
         assert.equal(error, null);
-        return { has_more: data!.has_more, emails: data!.data.map((r) => r.email) };
+        return { has_more: data.has_more, emails: data.data.map((r) => r.email) };
       };
       const [first, second, last] = [all[0]!, all[150]!, all[204]!];
       assert.deepEqual(await transient({}), { has_more: true, emails: [first.email] });

@@ -58,12 +58,12 @@ for (const dialect of dialects) {
         html: '<p>Hi</p>',
         text: 'Hi',
         status: 'draft',
-        created_at: data!.created_at,
+        created_at: data.created_at,
         scheduled_at: null,
         sent_at: null,
         topic_id: topic,
       });
-      assert.match(data!.created_at, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\+00$/);
+      assert.match(data.created_at, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\+00$/);
       assert.equal(await jobCount(t), 0, 'a draft has no job');
     });
 
@@ -222,7 +222,7 @@ for (const dialect of dialects) {
       await t.resend.segments.remove(doomed);
       const { error } = await t.resend.broadcasts.send(id);
       assert.equal(error?.statusCode, 422);
-      assert.match(error!.message, /there is no segment/);
+      assert.match(error.message, /there is no segment/);
       assert.equal(await status(t, id), 'draft');
     });
   });

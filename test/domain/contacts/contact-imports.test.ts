@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { ContactImport } from 'resend';
-import { importContactsTask } from '../../../src/workers/import-contacts.ts';
-import { asJob, configEnv, dialects, eventually, outliveKilledWorkers, requestJson, rowCount, startApp, startWorker, type TestApp } from '../../support/harness.ts';
+import { configEnv, runByHand, dialects, eventually, outliveKilledWorkers, requestJson, rowCount, startApp, startWorker, type TestApp } from '../../support/harness.ts';
 
 const csv = (lines: string[]) => new Blob([lines.join('\n')], { type: 'text/csv' });
 
@@ -51,8 +50,8 @@ for (const dialect of dialects) {
         topics: [{ id: topic, subscription: 'opt_in' }],
       });
       assert.equal(error, null);
-      assert.equal(data!.object, 'contact_import');
-      const done = await finished(t, data!.id);
+      assert.equal(data.object, 'contact_import');
+      const done = await finished(t, data.id);
       assert.equal(done.status, 'completed');
       assert.deepEqual(done.counts, { total: 4500, created: 4500, updated: 0, skipped: 0, failed: 0 });
       assert.match(done.completed_at!, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\+00$/);
@@ -151,7 +150,7 @@ for (const dialect of dialects) {
       fits.write('email\nlast@example.com\n');
       const accepted = await t.resend.contacts.imports.create({ file: new Blob([fits]) });
       assert.equal(accepted.error, null);
-      const done = await finished(t, accepted.data!.id, 60_000);
+      const done = await finished(t, accepted.data.id, 60_000);
       assert.deepEqual([done.status, done.counts.created], ['completed', 1]);
       const over = await upload(t, { file: new Blob([fits, '\n']) });
       assert.equal(over.status, 413);
@@ -243,13 +242,13 @@ for (const dialect of dialects) {
         const { data } = await t.resend.contacts.imports.create({ file: csv(['email', 'one@example.com', 'two@example.com']) });
         await t.ctx.db.updateTable('jobs').set({ locked_by: 'worker-b', locked_at: t.clock.now(), attempts: 1 }).execute();
         const job = await t.ctx.db.selectFrom('jobs').selectAll().executeTakeFirstOrThrow();
-        await importContactsTask(t.ctx, asJob({ ...job, locked_by: 'worker-a' }));
+        await runByHand(t.ctx, job, 'worker-a');
         assert.equal(await rowCount(t, 'contacts'), 0);
         assert.equal((await t.resend.contacts.imports.get(data!.id)).data!.counts.total, 0);
         const after = await t.ctx.db.selectFrom('jobs').select(['locked_by']).executeTakeFirstOrThrow();
         assert.equal(after.locked_by, 'worker-b', 'the job is left to the worker that holds it');
 
-        await importContactsTask(t.ctx, asJob(job));
+        await runByHand(t.ctx, job);
         const { data: done } = await t.resend.contacts.imports.get(data!.id);
         assert.deepEqual(done!.counts, { total: 2, created: 2, updated: 0, skipped: 0, failed: 0 });
       } finally {

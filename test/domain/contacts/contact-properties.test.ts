@@ -71,10 +71,10 @@ for (const dialect of dialects) {
       const { data } = await t.resend.contactProperties.create({ key: 'age', type: 'number' });
       const unknown = await t.resend.contacts.create({ email: 'p@example.com', properties: { nickname: 'x' } });
       assert.equal(unknown.error?.statusCode, 422);
-      assert.match(unknown.error!.message, /`properties\.nickname`/);
+      assert.match(unknown.error.message, /`properties\.nickname`/);
       const wrong = await t.resend.contacts.create({ email: 'p@example.com', properties: { age: 'forty' } });
       assert.equal(wrong.error?.statusCode, 422);
-      assert.match(wrong.error!.message, /`properties\.age`.*number/);
+      assert.match(wrong.error.message, /`properties\.age`.*number/);
       const boolean = await requestJson(t, 'POST', '/contacts', { email: 'p@example.com', properties: { age: true } });
       assert.equal(boolean.status, 422);
 

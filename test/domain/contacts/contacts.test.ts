@@ -27,25 +27,25 @@ for (const dialect of dialects) {
         topics: [{ id: news, subscription: 'opt_in' }],
       });
       assert.equal(error, null);
-      assert.equal(data!.object, 'contact');
+      assert.equal(data.object, 'contact');
       const expected = {
         object: 'contact',
-        id: data!.id,
+        id: data.id,
         email: 'steve@example.com',
         first_name: 'Steve',
         last_name: 'Wozniak',
         unsubscribed: false,
         properties: { company: { value: 'Apple', type: 'string' }, seats: { value: 3, type: 'number' } },
       };
-      for (const key of [data!.id, 'steve@example.com']) {
+      for (const key of [data.id, 'steve@example.com']) {
         const { data: got } = await t.resend.contacts.get(key);
         const { created_at, ...rest } = got!;
         assert.match(created_at, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\+00$/);
         assert.deepEqual(rest, expected);
       }
-      const segments = await t.resend.contacts.segments.list({ contactId: data!.id });
+      const segments = await t.resend.contacts.segments.list({ contactId: data.id });
       assert.deepEqual(segments.data!.data.map((s) => s.id), [vip]);
-      const topics = await t.resend.contacts.topics.list({ id: data!.id });
+      const topics = await t.resend.contacts.topics.list({ id: data.id });
       assert.deepEqual(topics.data!.data.map((s) => [s.id, s.subscription]), [[news, 'opt_in']]);
     });
 
@@ -134,13 +134,13 @@ for (const dialect of dialects) {
       assert.deepEqual(missing.body, { statusCode: 422, name: 'missing_required_field', message: 'Missing `email` field.' });
       const invalid = await t.resend.contacts.create({ email: 'not an email' });
       assert.equal(invalid.error?.name, 'validation_error');
-      assert.match(invalid.error!.message, /`email`/);
+      assert.match(invalid.error.message, /`email`/);
       const unknown = await t.resend.contacts.get('nobody@example.com');
       assert.deepEqual(unknown.error, { statusCode: 404, name: 'not_found', message: 'Contact not found' });
       assert.equal((await t.resend.contacts.update({ id: '01a2007a-0000-7000-8000-000000000000', firstName: 'x' })).error?.statusCode, 404);
       const badSegment = await t.resend.contacts.create({ email: 'x@example.com', segments: [{ id: 'nope' }] });
       assert.equal(badSegment.error?.statusCode, 422);
-      assert.match(badSegment.error!.message, /`segments\[0\]`/);
+      assert.match(badSegment.error.message, /`segments\[0\]`/);
       const badTopic = await t.resend.contacts.create({ email: 'x@example.com', topics: [{ id: 'nope', subscription: 'opt_in' }] });
       assert.match(badTopic.error!.message, /`topics\[0\]\.id`/);
       const topics = [{ id: news, subscription: 'maybe' }];

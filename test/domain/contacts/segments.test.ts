@@ -51,7 +51,7 @@ for (const dialect of dialects) {
         const metrics = async (query = '') => {
           const { data, error } = await fresh.resend.get<Record<string, unknown>>(`/segments/metrics${query}`);
           assert.equal(error, null, JSON.stringify(error));
-          return data!;
+          return data;
         };
         const row = (id: string, name: string, all: number, unsubscribers: number) => ({ segment_id: id, segment_name: name, all_contacts: all, subscribers: all - unsubscribers, unsubscribers });
         assert.deepEqual(await metrics(), {

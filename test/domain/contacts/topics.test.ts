@@ -123,7 +123,7 @@ for (const dialect of dialects) {
 
       const unknown = await t.resend.contacts.topics.update({ id: contact, topics: [{ id: 'nope', subscription: 'opt_in' }] });
       assert.equal(unknown.error?.statusCode, 422);
-      assert.match(unknown.error!.message, /`topics\[0\]\.id`/);
+      assert.match(unknown.error.message, /`topics\[0\]\.id`/);
       const badSubscription = await requestJson(t, 'PATCH', `/contacts/${contact}/topics`, [{ id: topic, subscription: 'yes' }]);
       assert.equal(badSubscription.status, 422);
       assert.match(badSubscription.body.message, /`topics\[0\]\.subscription`/);

@@ -26,10 +26,10 @@ for (const dialect of dialects) {
       const entries = Array.from({ length: 100 }, (_, i) => entry(i));
       const { data, error } = await t.resend.batch.send(entries);
       assert.equal(error, null);
-      assert.equal(data!.data.length, 100);
+      assert.equal(data.data.length, 100);
       await eventually(() => smtp.messages.length === 100 || undefined);
       const byMessageId = new Map(smtp.messages.map((m) => [m.parsed.messageId!, m]));
-      data!.data.forEach(({ id }, i) => {
+      data.data.forEach(({ id }, i) => {
         const message = byMessageId.get(`<${id}@example.com>`)!;
         assert.equal(message.parsed.subject, `Email #${i}`);
         assert.deepEqual(message.to, [`user${i}@example.com`]);
@@ -44,11 +44,11 @@ for (const dialect of dialects) {
         assert.equal(data, null);
         assert.equal(error?.statusCode, 422);
         assert.equal(error?.name, 'validation_error');
-        assert.match(error!.message, /^Email at index 1: .*`to`/);
+        assert.match(error.message, /^Email at index 1: .*`to`/);
       }
       const missing = await t.resend.batch.send([entry(0), { to: 'x@example.com', subject: 's', text: 't' } as never]);
       assert.equal(missing.error?.name, 'missing_required_field');
-      assert.match(missing.error!.message, /^Email at index 1: Missing `from` field\.$/);
+      assert.match(missing.error.message, /^Email at index 1: Missing `from` field\.$/);
       assert.equal(await rowCount(t, 'emails'), before);
     });
 
@@ -57,10 +57,10 @@ for (const dialect of dialects) {
       const entries = [entry(0), { ...entry(1), to: 'nope' }, entry(2), { ...entry(3), subject: 42 } as never];
       const { data, error } = await t.resend.batch.send(entries, { batchValidation: 'permissive' });
       assert.equal(error, null);
-      assert.equal(data!.data.length, 2);
-      assert.deepEqual(data!.errors!.map((e) => e.index), [1, 3]);
-      assert.match(data!.errors![0]!.message, /`to`/);
-      assert.match(data!.errors![1]!.message, /`subject`/);
+      assert.equal(data.data.length, 2);
+      assert.deepEqual(data.errors.map((e) => e.index), [1, 3]);
+      assert.match(data.errors[0]!.message, /`to`/);
+      assert.match(data.errors[1]!.message, /`subject`/);
       assert.equal(await rowCount(t, 'emails'), before + 2);
       await eventually(() => smtp.messages.length === 2 || undefined);
       assert.deepEqual(smtp.messages.map((m) => m.parsed.subject).sort(), ['Email #0', 'Email #2']);
@@ -74,7 +74,7 @@ for (const dialect of dialects) {
       const s = await t.resend.batch.send(withSchedule);
       assert.match(s.error!.message, /^Email at index 2: .*[Ss]chedul/);
       const p = await t.resend.batch.send(withSchedule, { batchValidation: 'permissive' });
-      assert.deepEqual(p.data!.errors!.map((e) => e.index), [2]);
+      assert.deepEqual(p.data!.errors.map((e) => e.index), [2]);
     });
 
     it('refuses an empty array, a non-array and 101 entries with 422', async () => {

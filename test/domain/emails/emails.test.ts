@@ -46,14 +46,14 @@ for (const dialect of dialects) {
         tags: [{ name: 'category', value: 'confirm_email' }],
       });
       assert.equal(error, null);
-      assert.match(data!.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-      const { data: got } = await t.resend.emails.get(data!.id);
+      assert.match(data.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      const { data: got } = await t.resend.emails.get(data.id);
       const { created_at, message_id, ...rest } = got as typeof got & { message_id: string };
       assert.match(created_at, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\+00$/);
-      assert.equal(message_id, `<${data!.id}@example.com>`);
+      assert.equal(message_id, `<${data.id}@example.com>`);
       assert.deepEqual(rest, {
         object: 'email',
-        id: data!.id,
+        id: data.id,
         from: 'Acme Support <support@example.com>',
         to: ['one@example.com', 'Two <two@example.com>'],
         cc: ['cc@example.com'],
@@ -82,7 +82,7 @@ for (const dialect of dialects) {
       for (const path of ['/email', '/emails/sending', '/email/sending']) {
         const sent = await t.resend.post<{ id: string }>(path, { ...base, subject: `Via ${path}` });
         assert.equal(sent.error, null, path);
-        assert.equal((await t.resend.emails.get(sent.data!.id)).data?.subject, `Via ${path}`);
+        assert.equal((await t.resend.emails.get(sent.data.id)).data?.subject, `Via ${path}`);
       }
       const sending = await t.resend.apiKeys.create({ name: 'alias sender', permission: 'sending_access' });
       const sender = new Resend(sending.data!.token, { baseUrl: t.url });
@@ -126,7 +126,7 @@ for (const dialect of dialects) {
       const many = Array.from({ length: 51 }, (_, i) => `u${i}@example.com`);
       const { error } = await t.resend.emails.send({ ...base, to: many });
       assert.equal(error?.name, 'validation_error');
-      assert.match(error!.message, /`to`.*50/);
+      assert.match(error.message, /`to`.*50/);
       assert.equal((await t.resend.emails.send({ ...base, to: many.slice(0, 50) })).error, null);
     });
 
@@ -145,7 +145,7 @@ for (const dialect of dialects) {
       for (const headers of cases) {
         const { error } = await t.resend.emails.send({ ...base, headers });
         assert.equal(error?.name, 'validation_error', JSON.stringify(headers));
-        assert.match(error!.message, /`headers\./);
+        assert.match(error.message, /`headers\./);
       }
     });
 
@@ -167,7 +167,7 @@ for (const dialect of dialects) {
         ],
       });
       assert.equal(error, null);
-      const rows = await t.ctx.db.selectFrom('email_attachments').selectAll().where('email_id', '=', data!.id).orderBy('position').execute();
+      const rows = await t.ctx.db.selectFrom('email_attachments').selectAll().where('email_id', '=', data.id).orderBy('position').execute();
       assert.deepEqual(
         rows.map((r) => [r.filename, Buffer.from(r.content).toString('hex'), r.content_id]),
         [
@@ -186,9 +186,9 @@ for (const dialect of dialects) {
         [{ path: 'ftp://example.com/x' }, /http/],
       ] as const;
       for (const [attachment, message] of cases) {
-        const { error } = await t.resend.emails.send({ ...base, attachments: [attachment as never] });
+        const { error } = await t.resend.emails.send({ ...base, attachments: [attachment] });
         assert.equal(error?.name, 'invalid_attachment');
-        assert.match(error!.message, message);
+        assert.match(error.message, message);
       }
     });
 
@@ -217,7 +217,7 @@ for (const dialect of dialects) {
       for (const type of ['multipart/mixed', 'message/rfc822', 'Multipart/Alternative; boundary=x']) {
         const { error } = await t.resend.emails.send({ ...base, attachments: [{ filename: 'x', content: 'aGk=', contentType: type }] });
         assert.equal(error?.name, 'validation_error', type);
-        assert.match(error!.message, /content_type/);
+        assert.match(error.message, /content_type/);
       }
       const many = Array.from({ length: 101 }, (_, i) => ({ filename: `${i}.txt`, content: 'aGk=' }));
       const { error } = await t.resend.emails.send({ ...base, attachments: many });
@@ -227,8 +227,8 @@ for (const dialect of dialects) {
     it('says why a remote attachment failed in general terms, never its URL nor the network error', async () => {
       const { error } = await t.resend.emails.send({ ...base, attachments: [{ path: 'http://user:s3cret@127.0.0.1:1/private/report.pdf' }] });
       assert.equal(error?.name, 'invalid_attachment');
-      assert.match(error!.message, /`attachments\[0\]\.path`.*refused/);
-      assert.doesNotMatch(error!.message, /s3cret|user|127\.0\.0\.1|report|ECONNREFUSED/);
+      assert.match(error.message, /`attachments\[0\]\.path`.*refused/);
+      assert.doesNotMatch(error.message, /s3cret|user|127\.0\.0\.1|report|ECONNREFUSED/);
     });
 
     it('lists emails with their message_id, as Resend does', async () => {
@@ -248,7 +248,7 @@ for (const dialect of dialects) {
         ],
       });
       assert.equal(error?.name, 'invalid_attachment');
-      assert.match(error!.message, /40 MB/);
+      assert.match(error.message, /40 MB/);
     });
   });
 
@@ -268,7 +268,7 @@ for (const dialect of dialects) {
         ]) {
           const { error } = await t.resend.emails.send({ ...base, attachments: [{ path }] });
           assert.equal(error?.name, 'invalid_attachment', path);
-          assert.match(error!.message, /private/, path);
+          assert.match(error.message, /private/, path);
         }
       } finally {
         files.server.close();

@@ -52,7 +52,7 @@ for (const dialect of dialects) {
       const first = await t.resend.emails.send(email('Scoped'), { idempotencyKey: 'per-api-key' });
       const theirs = await second.emails.send(email('Scoped'), { idempotencyKey: 'per-api-key' });
       assert.equal(theirs.error, null);
-      assert.notEqual(theirs.data!.id, first.data!.id);
+      assert.notEqual(theirs.data.id, first.data!.id);
       const different = await second.emails.send(email('Other payload'), { idempotencyKey: 'per-api-key' });
       assert.equal(different.error?.name, 'invalid_idempotent_request', 'their own key, used with another payload');
     });

@@ -23,7 +23,7 @@ for (const dialect of dialects) {
         ],
       });
       assert.equal(error, null);
-      emailId = data!.id;
+      emailId = data.id;
     });
     after(() => t.close());
 
@@ -31,10 +31,10 @@ for (const dialect of dialects) {
       const before = t.clock.now();
       const { data, error } = await t.resend.emails.attachments.list({ emailId });
       assert.equal(error, null);
-      assert.equal(data!.object, 'list');
-      assert.equal(data!.has_more, false);
-      const [first, second] = data!.data;
-      for (const item of data!.data) {
+      assert.equal(data.object, 'list');
+      assert.equal(data.has_more, false);
+      const [first, second] = data.data;
+      for (const item of data.data) {
         assert.match(item.id, UUID_V8);
         const expires = Date.parse(item.expires_at);
         assert.equal(item.expires_at, new Date(expires).toISOString());
@@ -61,10 +61,10 @@ for (const dialect of dialects) {
       for (const [item, bytes, served] of [[list[0]!, logo, 'image/png'], [list[1]!, report, 'application/octet-stream']] as const) {
         const { data, error } = await t.resend.emails.attachments.get({ emailId, id: item.id });
         assert.equal(error, null);
-        assert.equal(data!.object, 'attachment');
-        assert.deepEqual({ ...data!, download_url: '' }, { object: 'attachment', ...item, download_url: '' });
-        assert.ok(data!.download_url.startsWith(`${PUBLIC_URL}/downloads/email-attachment/`), data!.download_url);
-        const response = await followLink(t, data!.download_url);
+        assert.equal(data.object, 'attachment');
+        assert.deepEqual({ ...data, download_url: '' }, { object: 'attachment', ...item, download_url: '' });
+        assert.ok(data.download_url.startsWith(`${PUBLIC_URL}/downloads/email-attachment/`), data.download_url);
+        const response = await followLink(t, data.download_url);
         assert.equal(response.status, 200);
         assert.deepEqual(Buffer.from(await response.arrayBuffer()), bytes);
         assert.equal(response.headers.get('content-type'), served, 'a CSV is served as bytes: only images, PDFs and plain text keep their type');
@@ -93,7 +93,7 @@ for (const dialect of dialects) {
       const page = async (options: object) => {
         const { data, error } = await t.resend.emails.attachments.list({ emailId, ...options });
         assert.equal(error, null);
-        return { has_more: data!.has_more, ids: data!.data.map((a) => a.id) };
+        return { has_more: data.has_more, ids: data.data.map((a) => a.id) };
       };
       assert.deepEqual(await page({ limit: 1 }), { has_more: true, ids: [all[0]] });
       assert.deepEqual(await page({ limit: 1, after: all[0] }), { has_more: false, ids: [all[1]] });
@@ -101,7 +101,7 @@ for (const dialect of dialects) {
       assert.deepEqual(await page({ after: all[1] }), { has_more: false, ids: [] });
       const { error } = await t.resend.emails.attachments.list({ emailId, after: '0192e3a4-1111-7000-8000-000000000000' });
       assert.equal(error?.name, 'validation_error');
-      assert.match(error!.message, /`after`.*an item of this list/);
+      assert.match(error.message, /`after`.*an item of this list/);
     });
 
     it('lists none for an email without attachments, and answers 404 for an unknown email or attachment', async () => {

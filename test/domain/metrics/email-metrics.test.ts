@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { GetEmailsMetricsOptions } from 'resend';
-import { toTimestamp } from '../../../src/clock.ts';
+import { toTimestamp } from '../../../src/time/clock.ts';
 import { recordEngagement, type Engagement } from '../../../src/domain/events/email-events.ts';
 import { foldMetrics } from '../../../src/store/email-metrics.ts';
 import * as emails from '../../../src/store/emails.ts';
@@ -74,7 +74,7 @@ for (const dialect of dialects) {
     const metrics = async (options: GetEmailsMetricsOptions) => {
       const { data, error } = await t.resend.emails.metrics(options);
       assert.equal(error, null);
-      return data!;
+      return data;
     };
     const refused = async (query: string) => {
       const response = await t.fetch(`/emails/metrics?${query}`);

@@ -52,13 +52,13 @@ for (const dialect of dialects) {
         topicId: optOutTopic,
       });
       assert.equal(error, null);
-      const message = await delivered(t, smtp, data!.id);
+      const message = await delivered(t, smtp, data.id);
       assert.deepEqual(message.to, ['FAN@example.com'], 'only the contact who opted in, compared without case');
       assert.equal(smtp.messages.length, 1);
-      const { data: email } = await t.resend.emails.get(data!.id);
+      const { data: email } = await t.resend.emails.get(data.id);
       assert.equal(email!.topic_id, optOutTopic);
 
-      const failed = (await events(t, data!.id)).filter((e) => e.type === 'failed');
+      const failed = (await events(t, data.id)).filter((e) => e.type === 'failed');
       const blocked = ['gone@example.com', 'leaver@example.com', 'quiet@example.com', 'stranger@example.com'];
       assert.deepEqual(failed.map((e) => e.recipient).sort(), blocked);
       const reason = (address: string) => failed.find((e) => e.recipient === address)!.response!;
@@ -69,7 +69,7 @@ for (const dialect of dialects) {
       const statuses = await t.ctx.db
         .selectFrom('email_recipients')
         .select(['address', 'status'])
-        .where('email_id', '=', data!.id)
+        .where('email_id', '=', data.id)
         .orderBy('address')
         .execute();
       assert.deepEqual(statuses.map((r) => r.status), ['delivered', 'failed', 'failed', 'failed', 'failed']);
@@ -117,7 +117,7 @@ for (const dialect of dialects) {
         { ...base, to: 'stranger@example.com', topicId: optInTopic },
       ]);
       assert.equal(error, null);
-      const [first, second, third] = data!.data.map((d) => d.id);
+      const [first, second, third] = data.data.map((d) => d.id);
       assert.deepEqual((await delivered(t, smtp, first!)).to, ['fan@example.com']);
       assert.deepEqual((await delivered(t, smtp, third!)).to, ['stranger@example.com']);
       assert.equal((await t.resend.emails.get(second!)).data!.last_event, 'failed');
@@ -128,10 +128,10 @@ for (const dialect of dialects) {
       const single = await t.resend.emails.send({ ...base, to: 'fan@example.com', topicId: '01a2007a-0000-7000-8000-000000000000' });
       assert.equal(single.error?.statusCode, 422);
       assert.equal(single.error?.name, 'validation_error');
-      assert.match(single.error!.message, /`topic_id`/);
+      assert.match(single.error.message, /`topic_id`/);
       const batch = await t.resend.batch.send([{ ...base, to: 'fan@example.com' }, { ...base, to: 'fan@example.com', topicId: 'nope' }]);
       assert.equal(batch.error?.statusCode, 422);
-      assert.match(batch.error!.message, /^Email at index 1: .*`topic_id`/);
+      assert.match(batch.error.message, /^Email at index 1: .*`topic_id`/);
     });
 
     it('applies the rules again at send time: a contact who opts out while the email waits is skipped, with the reason', async () => {

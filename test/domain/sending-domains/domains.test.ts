@@ -113,7 +113,7 @@ for (const dialect of dialects) {
       const { error } = await t.resend.domains.create({ name: 'TWICE.example.com' });
       assert.equal(error?.statusCode, 403);
       assert.equal(error?.name, 'validation_error');
-      assert.match(error!.message, /twice\.example\.com domain has already been registered/);
+      assert.match(error.message, /twice\.example\.com domain has already been registered/);
       const { count } = (await t.ctx.db.selectFrom('domains').select((eb) => eb.fn.countAll<number>().as('count')).where('name', '=', 'r.example.com').executeTakeFirstOrThrow());
       assert.equal(Number(count), 0);
     });

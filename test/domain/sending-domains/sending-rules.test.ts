@@ -37,7 +37,7 @@ for (const dialect of dialects) {
       }
       const batch = await t.resend.batch.send([email('a@verified.test'), email('b@unknown.test')]);
       assert.equal(batch.error?.statusCode, 403);
-      assert.match(batch.error!.message, /^Email at index 1: The unknown\.test domain is not verified/);
+      assert.match(batch.error.message, /^Email at index 1: The unknown\.test domain is not verified/);
 
       assert.equal((await t.resend.emails.send(email('Acme <hello@Verified.TEST>'))).error, null);
     });
@@ -47,7 +47,7 @@ for (const dialect of dialects) {
       await t.resend.templates.create({ name: 'ours', alias: 'from-verified', html: '<p>Hi</p>', subject: 'S', from: 'a@verified.test' }).publish();
       const refused = await t.resend.emails.send({ to: 'someone@example.org', template: { id: 'from-elsewhere' } });
       assert.equal(refused.error?.statusCode, 403);
-      assert.match(refused.error!.message, /^The elsewhere\.test domain is not verified/);
+      assert.match(refused.error.message, /^The elsewhere\.test domain is not verified/);
       assert.equal((await t.resend.emails.send({ to: 'someone@example.org', template: { id: 'from-verified' } })).error, null);
     });
 
@@ -56,7 +56,7 @@ for (const dialect of dialects) {
       const broadcast = (from: string) => ({ segmentId: segment, from, subject: 'S', html: '<p>Hi</p>' });
       const refused = await t.resend.broadcasts.create({ ...broadcast('news@elsewhere.test'), send: true });
       assert.equal(refused.error?.statusCode, 403);
-      assert.match(refused.error!.message, /^The elsewhere\.test domain is not verified/);
+      assert.match(refused.error.message, /^The elsewhere\.test domain is not verified/);
       const { data: draft } = await t.resend.broadcasts.create(broadcast('news@elsewhere.test'));
       assert.match((await t.resend.broadcasts.send(draft!.id)).error!.message, /^The elsewhere\.test domain is not verified/);
       assert.equal((await t.resend.broadcasts.get(draft!.id)).data!.status, 'draft');
@@ -71,11 +71,11 @@ for (const dialect of dialects) {
       const { error } = await sender.emails.send(email('hi@elsewhere.test'));
       assert.deepEqual(error, { statusCode: 403, name: 'validation_error', message: 'This API key can only send from the verified.test domain.' });
       const batch = await sender.batch.send([email('a@verified.test'), email('b@elsewhere.test')], { batchValidation: 'permissive' });
-      assert.deepEqual(batch.data!.errors!.map((e) => e.index), [1]);
+      assert.deepEqual(batch.data!.errors.map((e) => e.index), [1]);
 
       const unknown = await t.resend.apiKeys.create({ name: 'nowhere', permission: 'sending_access', domain_id: '0190a000-0000-7000-8000-000000000000' });
       assert.equal(unknown.error?.name, 'validation_error');
-      assert.match(unknown.error!.message, /`domain_id`/);
+      assert.match(unknown.error.message, /`domain_id`/);
     });
 
     it('a key bound to a domain shows no other one through custom headers: a Sender or From there is 422 naming the header, nothing stored', async () => {
@@ -93,7 +93,7 @@ for (const dialect of dialects) {
       }
       const batch = await sender.batch.send([email('a@verified.test'), { ...email('b@verified.test'), headers: { Sender: 'ceo@elsewhere.test' } }]);
       assert.equal(batch.error?.statusCode, 422);
-      assert.match(batch.error!.message, /^Email at index 1: Invalid `headers\.Sender` field/);
+      assert.match(batch.error.message, /^Email at index 1: Invalid `headers\.Sender` field/);
       assert.equal(await rowCount(t, 'emails'), before);
     });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { toTimestamp } from '../../../src/clock.ts';
+import { toTimestamp } from '../../../src/time/clock.ts';
 import { suppress, type NewSuppression } from '../../../src/domain/suppressions/suppressions.ts';
 import { dialects, eventually, startApp, type TestApp } from '../../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.ts';
@@ -61,7 +61,7 @@ for (const dialect of dialects) {
     it('sends to the other recipients only, and records email.suppressed for the suppressed one', async () => {
       const { data, error } = await t.resend.emails.send({ ...base, to: ['jane@example.com', 'Bounced.Before@example.com'] });
       assert.equal(error, null);
-      const id = data!.id;
+      const id = data.id;
       assert.deepEqual((await received(id)).to, ['jane@example.com']);
       await lastEvent(id, 'delivered');
       assert.ok(!asked.some((address) => address.toLowerCase() === 'bounced.before@example.com'), 'never offered to the server');
@@ -103,7 +103,7 @@ for (const dialect of dialects) {
         { to: ['manual@example.com', 'bob@example.com'], template: { id: 'welcome', variables: { NAME: 'Bob' } } },
       ]);
       assert.equal(error, null);
-      const [mixed, refused, templated] = data!.data.map((entry) => entry.id);
+      const [mixed, refused, templated] = data.data.map((entry) => entry.id);
       assert.deepEqual((await received(mixed!)).to, ['ann@example.com']);
       await lastEvent(refused!, 'suppressed');
       const welcome = await received(templated!);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { toTimestamp } from '../../../src/clock.ts';
+import { toTimestamp } from '../../../src/time/clock.ts';
 import { suppress } from '../../../src/domain/suppressions/suppressions.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';

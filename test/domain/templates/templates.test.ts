@@ -39,13 +39,13 @@ for (const dialect of dialects) {
 
       const { data, error } = await t.resend.templates.create({ ...order, alias: 'order' });
       assert.equal(error, null);
-      const byId = (await t.resend.templates.get(data!.id)).data!;
+      const byId = (await t.resend.templates.get(data.id)).data!;
       const byAlias = (await t.resend.templates.get('order')).data!;
       assert.deepEqual(byAlias, byId);
       const { variables, created_at, updated_at, current_version_id, ...rest } = byId;
       assert.deepEqual(rest, {
         object: 'template',
-        id: data!.id,
+        id: data.id,
         alias: 'order',
         name: 'order-confirmation',
         status: 'draft',
@@ -74,14 +74,14 @@ for (const dialect of dialects) {
       assert.equal(noHtml.body.message, 'Missing `html` field.');
       const empty = await t.resend.templates.create({ name: 'x', html: '  ' });
       assert.equal(empty.error?.name, 'validation_error');
-      assert.match(empty.error!.message, /`html`/);
+      assert.match(empty.error.message, /`html`/);
     });
 
     it('keeps aliases unique, even between requests racing for one', async () => {
       await t.resend.templates.create({ name: 'a', html: 'x', alias: 'taken' });
       const again = await t.resend.templates.create({ name: 'b', html: 'x', alias: 'taken' });
       assert.equal(again.error?.statusCode, 422);
-      assert.match(again.error!.message, /alias `taken` already exists/);
+      assert.match(again.error.message, /alias `taken` already exists/);
 
       const racing = await Promise.all(Array.from({ length: 6 }, (_, i) => t.resend.templates.create({ name: `r${i}`, html: 'x', alias: 'raced' })));
       assert.equal(racing.filter((r) => r.error === null).length, 1);
@@ -93,7 +93,7 @@ for (const dialect of dialects) {
       for (const alias of ['5f0c8f1e-4d3a-4b6e-9a55-0d7e0b5b1c2a', 'a/b', '', '.x', 'x'.repeat(101)]) {
         const bad = await t.resend.templates.create({ name: 'd', html: 'x', alias });
         assert.equal(bad.error?.statusCode, 422, alias);
-        assert.match(bad.error!.message, /`alias`/);
+        assert.match(bad.error.message, /`alias`/);
       }
     });
 
@@ -111,12 +111,12 @@ for (const dialect of dialects) {
       for (const key of ['K'.repeat(51), 'with-dash', 'with space', 'dotted.key', 'é', '']) {
         const { error } = await create(key);
         assert.equal(error?.statusCode, 422, key);
-        assert.match(error!.message, /`variables\[0\]\.key`/);
+        assert.match(error.message, /`variables\[0\]\.key`/);
       }
       for (const key of ['FIRST_NAME', 'LAST_NAME', 'EMAIL', 'UNSUBSCRIBE_URL', 'contact', 'this']) {
         const { error } = await create(key);
         assert.equal(error?.name, 'validation_error', key);
-        assert.match(error!.message, /reserved/);
+        assert.match(error.message, /reserved/);
       }
     });
 
@@ -151,8 +151,8 @@ for (const dialect of dialects) {
     it('publishes with create().publish(); edits of a published template wait in a new version until published again', async () => {
       const published = await t.resend.templates.create({ ...order, alias: 'versioned' }).publish();
       assert.equal(published.error, null);
-      const id = published.data!.id;
-      assert.equal(published.data!.object, 'template');
+      const id = published.data.id;
+      assert.equal(published.data.object, 'template');
       const v1 = (await t.resend.templates.get(id)).data!;
       assert.equal(v1.status, 'published');
       assert.equal(v1.published_at, v1.updated_at);

@@ -66,7 +66,7 @@ for (const dialect of dialects) {
 
       const created = await t.resend.post<TrackingDomain>(base, { subdomain: 'Links' });
       assert.equal(created.error, null, JSON.stringify(created.error));
-      const { id, created_at } = created.data!;
+      const { id, created_at } = created.data;
       const record = (name: string, status: string) => ({ type: 'CNAME', name, value: 'mail.example.com', status });
       assert.deepEqual(created.data, { object: 'tracking_domain', id, name: 'links', full_name: 'links.routes.test', status: 'pending', records: [record('links', 'pending')], created_at });
       assert.deepEqual((await t.resend.get(base)).data, { object: 'list', has_more: false, data: [created.data] });
@@ -77,7 +77,7 @@ for (const dialect of dialects) {
       assert.equal(tracking(withRecord)!.name, 'links');
       const again = await t.resend.post(base, { subdomain: 'other' });
       assert.equal(again.error?.statusCode, 403);
-      assert.match(again.error!.message, new RegExp(`links\\.routes\\.test.*PATCH ${base}/${id}`));
+      assert.match(again.error.message, new RegExp(`links\\.routes\\.test.*PATCH ${base}/${id}`));
 
       // Verified through DNS like the domain itself; then the tracked links and the pixel use it.
       publishRecords(dns, withRecord);

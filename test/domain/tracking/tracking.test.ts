@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import type { CreateBroadcastOptions, CreateEmailOptions } from 'resend';
+import type { CreateEmailOptions } from 'resend';
 import { createTrackingToken, readTrackingToken, trackingKey } from '../../../src/domain/tracking/tracking-tokens.ts';
 import * as emails from '../../../src/store/emails.ts';
 import { dialects, eventually, followLink, startApp, type TestApp } from '../../support/harness.ts';
@@ -48,7 +48,7 @@ for (const dialect of dialects) {
     async function deliver(email: Partial<CreateEmailOptions>): Promise<{ id: string; received: Map<string, ReceivedMessage> }> {
       const { data, error } = await t.resend.emails.send({ from: 'Acme <news@tracked.test>', subject: 'Hello', html: HTML, ...email } as CreateEmailOptions);
       assert.equal(error, null);
-      const id = data!.id;
+      const id = data.id;
       await eventually(async () => (await emails.findEmail(t.ctx.db, id))?.last_event === 'delivered' || undefined);
       const copies = smtp.messages.filter((m) => m.parsed.messageId === `<${id}@tracked.test>` || m.parsed.messageId === `<${id}@plain.test>`);
       return { id, received: new Map(copies.map((m) => [m.to[0]!, m])) };
@@ -186,7 +186,7 @@ for (const dialect of dialects) {
         subject: 'News',
         html: '<body><p><a href="https://shop.example/{{{contact.first_name}}}?from=news">Yours</a></p><p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p></body>',
         send: true,
-      } as CreateBroadcastOptions);
+      });
       assert.equal(error, null);
       const message = await eventually(() => smtp.messages.find((m) => m.to[0] === 'cy@example.org'));
       const html = message.parsed.html as string;
@@ -194,7 +194,7 @@ for (const dialect of dialects) {
       const [link] = clickLinks(html);
       const response = await followLink(t, link!, { redirect: 'manual', headers: { 'user-agent': BROWSER } });
       assert.equal(response.headers.get('location'), 'https://shop.example/Cy?from=news');
-      const email = await t.ctx.db.selectFrom('emails').select('id').where('broadcast_id', '=', data!.id).executeTakeFirstOrThrow();
+      const email = await t.ctx.db.selectFrom('emails').select('id').where('broadcast_id', '=', data.id).executeTakeFirstOrThrow();
       assert.deepEqual(await engagements(email.id), [{ type: 'clicked', recipient: 'cy@example.org', link: 'https://shop.example/Cy?from=news', bot: 0, response: null }]);
     });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { RETRY_AFTER_MS } from '../../../src/workers/deliver-webhook.ts';
+import { RETRY_AFTER_MS } from '../../../src/domain/webhooks/deliver-webhook.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';
 
