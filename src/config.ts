@@ -29,6 +29,8 @@ export interface Config {
   readonly mailHostname: string;
   /** The domain of VERP bounce addresses for senders not on a Mailroom domain (default: mailHostname). */
   readonly bounceDomain: string;
+  /** MAIL FROM through the relay: each recipient's VERP address, the message's From address, or this address. */
+  readonly relayEnvelopeSender: 'verp' | 'sender' | { readonly address: string };
   readonly direct: {
     /** The port of recipients' mail servers (25; another for tests). */
     readonly port: number;
@@ -215,6 +217,22 @@ function deliveryMode(env: Env, smtpUrl: string | undefined): DeliveryMode {
   return mode;
 }
 
+/**
+ * RELAY_ENVELOPE_SENDER: `sender` (the default: the message's From address, which every provider
+ * accepts), `verp`, `login` (SMTP_URL's user, as Google Workspace and Microsoft 365 require) or an address.
+ */
+function relayEnvelopeSender(env: Env, mode: DeliveryMode, smtpUrl: string | undefined): Config['relayEnvelopeSender'] {
+  const raw = env.RELAY_ENVELOPE_SENDER;
+  if (raw === undefined || raw === '') return 'sender';
+  if (mode !== 'relay') fail('RELAY_ENVELOPE_SENDER', `applies to relay mode only (this is ${mode} mode)`);
+  if (raw === 'sender' || raw === 'verp') return raw;
+  const address = raw === 'login' ? decodeURIComponent(new URL(smtpUrl!).username) : raw;
+  if (!/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(address)) {
+    fail('RELAY_ENVELOPE_SENDER', raw === 'login' ? "`login` needs SMTP_URL's user to be an email address" : `expected sender, verp, login or an email address, got "${raw}"`);
+  }
+  return Object.freeze({ address });
+}
+
 /** `1.1.1.1`, `1.1.1.1:53`, `::1` or `[::1]:53`, comma-separated: what node:dns setServers takes. */
 function dnsServers(env: Env): string[] | undefined {
   const raw = env.DNS_SERVERS;
@@ -326,6 +344,7 @@ export function readConfig(env: Env = process.env): Config {
     dnsServers: dnsServers(env),
     mailHostname,
     bounceDomain: hostName(env, 'MAILROOM_BOUNCE_DOMAIN', mailHostname),
+    relayEnvelopeSender: relayEnvelopeSender(env, mode, smtpUrl),
     direct: Object.freeze({
       port: integer(env, 'DIRECT_SMTP_PORT', 25, 1, 65535),
       maxConnections: integer(env, 'DIRECT_MAX_CONNECTIONS', 5, 1, 100),

@@ -80,6 +80,23 @@ describe('configuration', () => {
     }
   });
 
+  it('RELAY_ENVELOPE_SENDER: sender by default, verp, login (SMTP_URL’s user) or an address; relay mode only', () => {
+    const relay = { SMTP_URL: 'smtp://mailer%40relay.example.com:pw@relay.example.com' };
+    assert.equal(readConfig(relay).relayEnvelopeSender, 'sender');
+    assert.equal(readConfig({}).relayEnvelopeSender, 'sender');
+    assert.equal(readConfig({ ...relay, RELAY_ENVELOPE_SENDER: 'verp' }).relayEnvelopeSender, 'verp');
+    assert.deepEqual(readConfig({ ...relay, RELAY_ENVELOPE_SENDER: 'login' }).relayEnvelopeSender, { address: 'mailer@relay.example.com' });
+    assert.deepEqual(readConfig({ ...relay, RELAY_ENVELOPE_SENDER: 'bounces@example.com' }).relayEnvelopeSender, { address: 'bounces@example.com' });
+    for (const env of [
+      { ...relay, RELAY_ENVELOPE_SENDER: 'nobody' },
+      { ...relay, RELAY_ENVELOPE_SENDER: 'a@b.c\r\nRCPT TO:<x@y.z>' },
+      { SMTP_URL: 'smtp://mailer:pw@relay.example.com', RELAY_ENVELOPE_SENDER: 'login' },
+      { DELIVERY_MODE: 'direct', RELAY_ENVELOPE_SENDER: 'sender' },
+    ]) {
+      assert.throws(() => readConfig(env), (error: Error) => error instanceof ConfigError && /RELAY_ENVELOPE_SENDER/.test(error.message), JSON.stringify(env));
+    }
+  });
+
   it('requires verified domains by default in direct mode only; direct delivery, DNS and host name settings', () => {
     assert.equal(readConfig({}).requireVerifiedDomain, false);
     assert.equal(readConfig({ SMTP_URL: 'smtp://relay.example.com' }).requireVerifiedDomain, false);

@@ -2,8 +2,9 @@ import type { Clock } from '../time/clock.ts';
 import { DeliveryError, resultForAll, type SendResult } from './smtp-send.ts';
 
 // A server that cannot be reached (the relay down, a recipient's server refusing connections, never
-// greeting, failing TLS, or answering 421 to everything) is paused as a whole: after a few failures in
-// a row nothing more is tried on it until a pause ends, then one message probes it. Each message would
+// greeting, failing TLS, or answering 421 to everything), or that refuses us (a 5xx to our login or our
+// envelope sender: a relay's setup that is wrong), is paused as a whole: after a few failures in a row
+// nothing more is tried on it until a pause ends, then one message probes it. Each message would
 // otherwise find out alone, a connection attempt apiece; paused, the messages wait for the probe.
 
 /** Failures in a row that pause a server. */
@@ -19,8 +20,8 @@ export interface Breaker {
   pausedUntil(): number | undefined;
   /** The server answered (whatever it said of the message): it is reachable. */
   reached(): void;
-  /** The server could not be reached; `reason` is what happened. */
-  failed(reason: string): void;
+  /** The server could not be reached, or refused us (`refused`); `reason` is what it said or what happened. */
+  failed(reason: string, refused?: boolean): void;
   /** A send let through ended with no word of the server (the worker stopping): another may probe. */
   abandoned(): void;
   /** Why it is paused, for the messages that wait. */
@@ -39,9 +40,10 @@ export function createBreaker(name: string, clock: Clock, log: BreakerLog): Brea
   let probing = false;
   let since = 0;
   let reason = '';
+  let what = '';
   return {
     get reason() {
-      return `Delivery to ${name} is paused: it could not be reached (${reason})`;
+      return `Delivery to ${name} is paused: ${what} (${reason})`;
     },
     get paused() {
       return until !== undefined;
@@ -61,13 +63,15 @@ export function createBreaker(name: string, clock: Clock, log: BreakerLog): Brea
       if (until !== undefined) log(`${name} can be reached again, after ${Math.round((clock.now() - since) / 1000)} s: delivery resumes`, false);
       [failures, pause, until, probing] = [0, 0, undefined, false];
     },
-    failed(why) {
+    failed(why, refused = false) {
       reason = why;
+      what = refused ? 'it refuses our login or envelope sender' : 'it could not be reached';
       failures++;
       if (!probing && (until !== undefined || failures < FAILURES_TO_PAUSE)) return;
       if (until === undefined) {
         since = clock.now();
-        log(`${name} cannot be reached (${why}): delivery to it is paused, and tried again with one message at a time`, true);
+        const fact = refused ? 'refuses our login or envelope sender' : 'cannot be reached';
+        log(`${name} ${fact} (${why}): delivery to it is paused, and tried again with one message at a time`, true);
       }
       pause = Math.min(pause === 0 ? FIRST_PAUSE_MS : pause * 2, LONGEST_PAUSE_MS);
       until = clock.now() + pause;
@@ -79,14 +83,17 @@ export function createBreaker(name: string, clock: Clock, log: BreakerLog): Brea
 /** Whether a failed transaction says the server cannot be reached: no answer at all (refused, silent, TLS failed), or 421 (closing the channel). */
 export const unreachable = (error: DeliveryError): boolean => error.code === undefined || error.code === 421;
 
+/** Whether a failed transaction is the server refusing us rather than a message: a 5xx to AUTH or MAIL FROM. */
+export const refusesUs = (error: DeliveryError): boolean => error.permanent && (error.stage === 'auth' || error.stage === 'mail');
+
 /** Every recipient of `to` not sent now: `breaker`'s server is paused until `until`. */
 export function pausedAll(to: string[], breaker: Breaker, until: number): SendResult {
   return resultForAll(to, { accepted: false, code: undefined, response: breaker.reason, pausedUntil: until });
 }
 
 /**
- * `send` through `breaker`: nothing is tried while its server is paused; a transaction that reaches the
- * server (whatever it answers) or cannot reach it tells the breaker.
+ * `send` through `breaker`: nothing is tried while its server is paused; a transaction tells the breaker
+ * whether it reached the server, could not, or was refused at AUTH or MAIL FROM.
  */
 export async function guarded(breaker: Breaker, to: string[], send: () => Promise<SendResult>): Promise<SendResult> {
   const until = breaker.pausedUntil();
@@ -97,7 +104,7 @@ export async function guarded(breaker: Breaker, to: string[], send: () => Promis
     return result;
   } catch (error) {
     if (!(error instanceof DeliveryError)) breaker.abandoned();
-    else if (unreachable(error)) breaker.failed(error.response);
+    else if (unreachable(error) || refusesUs(error)) breaker.failed(error.response, refusesUs(error));
     else breaker.reached();
     throw error;
   }

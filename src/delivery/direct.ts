@@ -8,7 +8,7 @@ import { isAbsent } from '../dns.ts';
 import { createBreaker, guarded, type Breaker } from './breaker.ts';
 import { pushesBack } from './smtp-reply.ts';
 import { throttledAll, type Throttle } from './throttle.ts';
-import { DeliveryError, recipientDomain, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
+import { byDomain, DeliveryError, refusedAll, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
 import type { OutgoingMessage } from './transports.ts';
 
 // Direct delivery: Mailroom is the sending MTA. Recipients are grouped by domain, each domain's mail
@@ -45,21 +45,6 @@ async function addressesOf(resolver: Resolver, host: string): Promise<string[]> 
   return [v4, v6].flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
 }
 
-const rejectAll = (to: string[], code: number | undefined, response: string): SendResult =>
-  resultForAll(to, { accepted: false, code, response });
-
-/** The recipients of each domain, with their positions in `addresses`. */
-function byDomain(addresses: string[]): Map<string, { to: string[]; positions: number[] }> {
-  const groups = new Map<string, { to: string[]; positions: number[] }>();
-  for (const [position, address] of addresses.entries()) {
-    const domain = recipientDomain(address);
-    const group = groups.get(domain) ?? { to: [], positions: [] };
-    group.to.push(address);
-    group.positions.push(position);
-    groups.set(domain, group);
-  }
-  return groups;
-}
 
 /** Whether any answer in `result` (the message's, or a recipient's) asks us to slow down. */
 const pushedBack = (result: SendResult) => result.recipients.some((r) => !r.accepted && pushesBack(r));
@@ -139,7 +124,7 @@ export function directTransport(
         } catch (error) {
           if (!(error instanceof DeliveryError)) throw error;
           if (pushesBack(error)) throttle?.slowDown(destination);
-          if (error.permanent) return rejectAll(to, error.code, error.response);
+          if (error.permanent) return refusedAll(to, error);
           last = error;
         }
       }
@@ -151,7 +136,7 @@ export function directTransport(
   async function sendToDomain(domain: string, to: string[], message: OutgoingMessage, from: string, signal: AbortSignal): Promise<SendResult> {
     try {
       const found = await mailHosts(resolver, domain);
-      if ('refused' in found) return rejectAll(to, found.refused.code, found.refused.response);
+      if ('refused' in found) return resultForAll(to, { ...found.refused, accepted: false, stage: 'rcpt' });
       // The destination is the servers of the most preferred MX host: domains that share it share its budget.
       const destination = found.hosts[0]!.toLowerCase().replace(/\.$/, '');
       const until = await throttle?.admit(destination, signal);
@@ -159,7 +144,7 @@ export function directTransport(
       return await guarded(breakerOf(destination), to, () => firstServer(found.hosts, destination, to, message, from, signal));
     } catch (error) {
       if (!(error instanceof DeliveryError)) throw error;
-      return rejectAll(to, error.code, error.response);
+      return refusedAll(to, error);
     }
   }
 

@@ -3,6 +3,19 @@
 /** The domain of a recipient's address, lower-cased: what its mail servers and its throttle are found by. */
 export const recipientDomain = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
+/** The recipients of each domain, with their positions in `addresses`. */
+export function byDomain(addresses: string[]): Map<string, { to: string[]; positions: number[] }> {
+  const groups = new Map<string, { to: string[]; positions: number[] }>();
+  for (const [position, address] of addresses.entries()) {
+    const domain = recipientDomain(address);
+    const group = groups.get(domain) ?? { to: [], positions: [] };
+    group.to.push(address);
+    group.positions.push(position);
+    groups.set(domain, group);
+  }
+  return groups;
+}
+
 /** Below the worker's lock timeout, so a hung server frees its job for a retry. */
 export const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 };
 
@@ -19,11 +32,28 @@ interface SentInfo {
   response: string;
 }
 
+/**
+ * The command a server's answer came to: the connection (greeting, EHLO, STARTTLS, or none at all),
+ * AUTH, MAIL FROM, RCPT TO or DATA. Whom a refusal is about follows from it (domain/outcomes).
+ */
+export type SmtpStage = 'connection' | 'auth' | 'mail' | 'rcpt' | 'data';
+
+/** The stage of nodemailer's `command` ('AUTH PLAIN', 'MAIL FROM', 'RCPT TO', 'DATA', 'CONN', 'API'). */
+function stageOf(command: string | undefined): SmtpStage {
+  if (command?.startsWith('AUTH')) return 'auth';
+  if (command === 'MAIL FROM') return 'mail';
+  if (command === 'RCPT TO') return 'rcpt';
+  if (command === 'DATA') return 'data';
+  return 'connection';
+}
+
 /** What the receiving server said of one recipient: taken, or refused with its reply. */
 export interface RecipientResult {
   accepted: boolean;
   code: number | undefined;
   response: string;
+  /** The command a refusal answered. */
+  stage?: SmtpStage;
   /** Not sent: its destination's budget (throttle.ts) has a slot for it at this time (epoch ms). */
   throttledUntil?: number;
   /** Not sent: its server cannot be reached, and is paused until this time (breaker.ts). */
@@ -38,18 +68,23 @@ export interface SendResult {
 
 interface SmtpError extends Error {
   code?: string;
+  command?: string;
   responseCode?: number;
   response?: string;
   recipient?: string;
   rejectedErrors?: SmtpError[];
 }
 
-const refusal = (error: SmtpError): RecipientResult => ({ accepted: false, code: error.responseCode, response: error.response ?? error.message });
+const refusal = (error: SmtpError): RecipientResult => ({ accepted: false, code: error.responseCode, response: error.response ?? error.message, stage: stageOf(error.command) });
 
 /** The same result for every recipient of `to`. */
 export function resultForAll(to: string[], result: RecipientResult): SendResult {
   return { recipients: to.map(() => result), response: result.response };
 }
+
+/** Every recipient of `to` refused by `error`, the whole transaction's failure. */
+export const refusedAll = (to: string[], error: DeliveryError): SendResult =>
+  resultForAll(to, { accepted: false, code: error.code, response: error.response, stage: error.stage });
 
 /**
  * Each recipient's result, by position. nodemailer parses the envelope's addresses and may write one
@@ -74,11 +109,12 @@ function byPosition(to: string[], written: string[], accepted: string[], refusal
   });
 }
 
-/** A failure of the whole message (connection, MAIL FROM, DATA); `code` is the SMTP reply code if any. */
+/** A failure of the whole message (connection, AUTH, MAIL FROM, DATA); `code` is the SMTP reply code if any, `stage` the command it answered. */
 export class DeliveryError extends Error {
   constructor(
     readonly response: string,
     readonly code: number | undefined,
+    readonly stage: SmtpStage = 'connection',
   ) {
     super(response);
   }
@@ -111,6 +147,6 @@ export async function sendVia(transport: SmtpSender, envelope: { from: string; t
     // STARTTLS that fails where TLS is required is the connection's failure, not a refusal of the
     // message: worth another server or another try, whatever the server replied.
     if (smtpError.code === 'ETLS') throw new DeliveryError(`${smtpError.message}: ${smtpError.response ?? ''}`, undefined);
-    throw new DeliveryError(smtpError.response ?? smtpError.message, smtpError.responseCode);
+    throw new DeliveryError(smtpError.response ?? smtpError.message, smtpError.responseCode, stageOf(smtpError.command));
   }
 }

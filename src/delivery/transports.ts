@@ -8,11 +8,11 @@ import type { DomainRow } from '../store/domains.ts';
 import { createBreaker, guarded } from './breaker.ts';
 import { directTransport } from './direct.ts';
 import { createThrottle, throttledAll, type Throttle, type ThrottleShares } from './throttle.ts';
-import { recipientDomain, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
+import { byDomain, DeliveryError, refusedAll, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
 
 export interface OutgoingMessage {
   emailId: string;
-  /** MAIL FROM: the recipient's VERP bounce address (domain/bounces/verp.ts). */
+  /** MAIL FROM: a recipient's VERP bounce address (domain/bounces/verp.ts), or the one sender of all (RELAY_ENVELOPE_SENDER). */
   envelopeFrom: string;
   to: string[];
   raw: Buffer;
@@ -29,6 +29,8 @@ export interface Transport {
    * both fail with SendAborted at once. Returns how many were cut off.
    */
   abort(): number;
+  /** Why all delivery is paused now (the relay cannot be reached or refuses us: breaker.ts), else undefined. */
+  paused(): string | undefined;
   close(): void;
 }
 
@@ -43,7 +45,7 @@ class SendAborted extends Error {
 type Send = (message: OutgoingMessage, signal: AbortSignal) => Promise<SendResult>;
 
 /** A transport whose sends abort() cuts off (see Transport.abort). */
-function abortable(kind: Transport['kind'], send: Send, close: () => void): Transport {
+function abortable(kind: Transport['kind'], send: Send, close: () => void, paused: () => string | undefined = () => undefined): Transport {
   const controller = new AbortController();
   const { signal } = controller;
   setMaxListeners(0, signal); // a few listeners per send under way, as many as WORKER_CONCURRENCY allows
@@ -72,6 +74,7 @@ function abortable(kind: Transport['kind'], send: Send, close: () => void): Tran
       controller.abort();
       return cut;
     },
+    paused,
     close,
   };
 }
@@ -102,23 +105,34 @@ function relayTransport(smtpUrl: string, throttle: Throttle | undefined, clock: 
     if (!url.searchParams.has(name)) url.searchParams.set(name, value);
   }
   const pool = nodemailer.createTransport(url.toString());
-  // A relay that is down pauses all delivery at once (breaker.ts): its messages wait for one to probe it.
+  // A relay that is down, or refuses our login or envelope sender, pauses all delivery at once
+  // (breaker.ts): its messages wait for one to probe it.
   const breaker = createBreaker(`the relay ${url.host}`, clock, (message, paused) => (paused ? log.warn(message) : log.info(message)));
   const send: Send = (message, signal) => guarded(breaker, message.to, () => sendVia(pool, { from: message.envelopeFrom, to: message.to }, message.raw, signal));
-  return abortable('relay', throttle ? throttled(throttle, send) : send, () => pool.close());
+  return abortable('relay', throttle ? throttled(throttle, send) : send, () => pool.close(), () => (breaker.paused ? breaker.reason : undefined));
 }
 
 /**
- * `send` at the rate of each recipient domain of the message. Mailroom sends a transaction per
- * recipient, so a message held back holds back one recipient.
+ * `send` at the rate of each recipient domain of the message: the recipients of a domain at its rate
+ * go in one transaction, the others are held back until their domain has a slot.
  */
 function throttled(throttle: Throttle, send: Send): Send {
   return async (message, signal) => {
-    for (const domain of new Set(message.to.map(recipientDomain))) {
+    const recipients: SendResult['recipients'] = [];
+    const admitted: number[] = [];
+    for (const [domain, group] of byDomain(message.to)) {
       const until = await throttle.admit(domain, signal);
-      if (until !== undefined) return throttledAll(message.to, domain, until);
+      if (until === undefined) admitted.push(...group.positions);
+      else throttledAll(group.to, domain, until).recipients.forEach((held, i) => (recipients[group.positions[i]!] = held));
     }
-    return send(message, signal);
+    if (admitted.length === 0) return { recipients, response: recipients[0]!.response };
+    const to = admitted.map((position) => message.to[position]!);
+    const sent = await send({ ...message, to }, signal).catch((error: unknown) => {
+      if (error instanceof DeliveryError && admitted.length < message.to.length) return refusedAll(to, error);
+      throw error;
+    });
+    admitted.forEach((position, i) => (recipients[position] = sent.recipients[i]!));
+    return { recipients, response: sent.response };
   };
 }
 

@@ -164,7 +164,7 @@ export class Runner {
     const now = this.ctx.clock.now();
     this.beatAt = now;
     this.beating = (async () => {
-      await saveHeartbeat(this.ctx.db, this.id, now);
+      await saveHeartbeat(this.ctx.db, this.id, now, this.ctx.transport.paused() ?? null);
       if (this.running) this.savedAt = now;
       await deleteStaleWorkers(this.ctx.db, now - WORKER_STALE_MS);
     })();

@@ -201,6 +201,8 @@ export interface JobTable {
 export interface WorkerTable {
   id: string;
   heartbeat_at: number;
+  /** Why its delivery is paused as a whole (Transport.paused), else null. */
+  delivery_paused: string | null;
 }
 
 /** A request's answer, kept for 24 hours under its Idempotency-Key. */

@@ -1,12 +1,24 @@
 import type { Db } from './db.ts';
 
-/** Records that worker `id` is alive at `now`: adds its row, or moves its heartbeat to `now`. */
-export async function saveHeartbeat(db: Db, id: string, now: number): Promise<void> {
+/** Records that worker `id` is alive at `now`, and why its delivery is paused if it is: adds its row, or updates it. */
+export async function saveHeartbeat(db: Db, id: string, now: number, deliveryPaused: string | null): Promise<void> {
   await db
     .insertInto('workers')
-    .values({ id, heartbeat_at: now })
-    .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: now }))
+    .values({ id, heartbeat_at: now, delivery_paused: deliveryPaused })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: now, delivery_paused: deliveryPaused }))
     .execute();
+}
+
+/** Why delivery is paused, as the live workers (heartbeat since `since`) say, one line each; empty when it is not. */
+export async function findDeliveryPauses(db: Db, since: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('workers')
+    .select('delivery_paused')
+    .distinct()
+    .where('heartbeat_at', '>=', since)
+    .where('delivery_paused', 'is not', null)
+    .execute();
+  return rows.map((row) => row.delivery_paused!);
 }
 
 /**

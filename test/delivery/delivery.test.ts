@@ -22,7 +22,7 @@ for (const dialect of dialects) {
     let t: TestApp;
     before(async () => {
       smtp = await startSmtpServer();
-      t = await startApp(dialect, { env: { SMTP_URL: smtp.url, WORKER_MAX_ATTEMPTS: '3' } });
+      t = await startApp(dialect, { env: { SMTP_URL: smtp.url, RELAY_ENVELOPE_SENDER: 'verp', WORKER_MAX_ATTEMPTS: '3' } });
     });
     after(async () => {
       await t.close();

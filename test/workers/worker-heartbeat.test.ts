@@ -79,7 +79,7 @@ for (const dialect of dialects) {
         await t.runner!.stop(0);
         const silent = (await t.resend.emails.send(email(1))).data!.id;
         const vanished = (await t.resend.emails.send(email(2))).data!.id;
-        await saveHeartbeat(t.ctx.db, 'silent-worker', t.clock.now());
+        await saveHeartbeat(t.ctx.db, 'silent-worker', t.clock.now(), null);
         await lockJob(t, silent, 'silent-worker');
         await lockJob(t, vanished, 'vanished-worker');
         t.runner!.start();

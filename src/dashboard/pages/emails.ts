@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app.ts';
+import { deliveryPaused } from '../../monitoring/health.ts';
 import type { Context } from '../../context.ts';
 import * as emails from '../../domain/emails/emails.ts';
 import { splitMessage } from '../../domain/emails/header-block.ts';
@@ -71,7 +72,7 @@ export function emailPages(app: App, ctx: Context): void {
   }
 
   app.get('/emails', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const { query, result } = await list(request);
+    const [{ query, result }, paused] = await Promise.all([list(request), deliveryPaused(ctx)]);
     const live = query.after === undefined && query.before === undefined;
     const content = html`${filterForm(query)}
 <table class="list"${live ? html` data-live="/dashboard/emails/rows${request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : ''}"` : ''}>
@@ -80,7 +81,9 @@ export function emailPages(app: App, ctx: Context): void {
 <tbody>${rows(result.data)}</tbody>
 </table>
 ${pager('/dashboard/emails', query, result)}`;
-    return reply.type('text/html; charset=utf-8').send(page('Emails', content, { section: 'emails', csrfToken: request.session!.csrfToken }));
+    // The workers' word that nothing goes out now, and why (GET /health says the same).
+    const notice = paused && `Delivery is paused. ${paused}`;
+    return reply.type('text/html; charset=utf-8').send(page('Emails', content, { section: 'emails', csrfToken: request.session!.csrfToken, notice }));
   });
 
   // The rows alone, for the live refresh of the first page.

@@ -3,7 +3,7 @@ import type { Context } from '../../context.ts';
 import { done, type Attempt, type Ending, type TaskResult } from '../../jobs/task.ts';
 import * as emails from '../../store/emails.ts';
 import type { EmailRow } from '../../store/emails.ts';
-import type { EmailState } from '../events/email-events.ts';
+import { PENDING_STATES, type EmailState } from '../events/email-events.ts';
 import { classify, eventsOf, type RecipientOutcome } from '../outcomes/outcomes.ts';
 import { recordOutcomes } from '../outcomes/record-outcomes.ts';
 import { simulatedOutcome } from '../outcomes/test-addresses.ts';
@@ -13,8 +13,7 @@ import { countSent, dailyAllowance, type DailyAllowance } from '../sending-domai
 import { findEmailWithBody } from './emails.ts';
 import { sendMessage, type Sending } from './send-message.ts';
 
-/** Recipients still waiting for a delivery attempt. */
-const PENDING = new Set(['queued', 'scheduled', 'delivery_delayed']);
+const PENDING = new Set<string>(PENDING_STATES);
 
 function eventsFor(outcome: Sending, exhausted: boolean): EmailState[] {
   const own = outcome.verdict === 'refused' || outcome.verdict === 'throttled' ? [] : eventsOf(outcome.verdict, exhausted);
@@ -82,7 +81,7 @@ function attemptResult(
     recipient: o.address,
     types: eventsFor(o, attempt.last),
     response: o.response,
-    permanent: o.verdict === 'bounced',
+    permanent: o.verdict === 'bounced' && o.concern === 'recipient',
     proven: o.real === true,
   }));
   for (const o of outcomes) if (o.paused && !delayed.has(o.address)) recorded.push({ recipient: o.address, types: ['delivery_delayed'], response: o.response, proven: false });

@@ -7,7 +7,7 @@ import type { EmailRow } from '../../store/emails.ts';
 import { bounceAddress, verpKey } from '../bounces/verp.ts';
 import type { EmailState } from '../events/email-events.ts';
 import type { MessageContent } from '../messages/signed-message.ts';
-import { classify, type Verdict } from '../outcomes/outcomes.ts';
+import { classify, concernOf, type Concern, type Verdict } from '../outcomes/outcomes.ts';
 import { trackingFor, tracks } from '../tracking/tracked-html.ts';
 
 /** Attachments (or a submitted source) over this many bytes make an email large (see ctx.largeMessages). */
@@ -26,8 +26,10 @@ export interface Sending {
   before?: EmailState[];
   after?: EmailState[];
   response: string;
-  /** A real server's answer (not a test address's): a bounce puts the address on the suppression list. */
+  /** A real server's answer (not a test address's): a bounce about the address (`concern`) puts it on the suppression list. */
   real?: boolean;
+  /** Whom a refusal is about (outcomes.ts, concernOf). */
+  concern?: Concern;
   /** Throttled because its server cannot be reached (delivery/breaker.ts): recorded delivery_delayed once. */
   paused?: boolean;
 }
@@ -36,10 +38,11 @@ export interface Sending {
  * Composes the message once (or takes the source it was submitted as), signs it with the DKIM key of
  * the sender's domain when that is a Mailroom domain, and hands it to the transport for `to`: what
  * came of each recipient, by position, and the message sent (kept with the outcomes, in every mode).
- * Each recipient gets an SMTP transaction of its own, with its own VERP envelope sender
- * (bounces/verp.ts), so that a later bounce names it; capture mode sends none. A large email waits for
- * a turn first (ctx.largeMessages): composing and sending it costs several times its size in memory.
- * A domain that tracks opens or clicks gets a message per recipient, with its own tracking URLs.
+ * The envelope sender (envelopeSenders) decides the transactions: a VERP address is the recipient's
+ * own, so each recipient gets a transaction of its own; with one envelope sender for all, they share
+ * one. Capture mode sends none. A large email waits for a turn first (ctx.largeMessages): composing and
+ * sending it costs several times its size in memory. A domain that tracks opens or clicks gets a
+ * message per recipient, with its own tracking URLs.
  */
 export async function sendMessage(ctx: Context, email: EmailRow, from: string, domain: DomainRow | undefined, to: string[]): Promise<{ outcomes: Sending[]; raw: Buffer }> {
   const bytes = await emails.contentBytes(ctx.db, email.id);
@@ -54,23 +57,33 @@ export async function sendMessage(ctx: Context, email: EmailRow, from: string, d
       : [await ctx.composer.build(content, domain)];
     // Kept with the outcomes: the message sent, the first recipient's when each has its own.
     const raw = raws[0]!;
-    const message = { emailId: email.id, envelopeFrom: from, raw, domain };
-    if (ctx.transport.kind === 'capture') {
-      if (!tracked) return { outcomes: await sendTo(ctx, { ...message, to }), raw };
-      const sends = to.map((address, i) => sendTo(ctx, { ...message, raw: raws[i]!, to: [address] }));
-      return { outcomes: (await Promise.all(sends)).flat(), raw };
-    }
-    // Bounces go to the return-path subdomain of the sender's Mailroom domain (its records name this
-    // server), else to MAILROOM_BOUNCE_DOMAIN.
-    const host = domain ? `${domain.custom_return_path}.${domain.name}` : ctx.config.bounceDomain;
-    const key = verpKey(ctx.secret);
+    const message = { emailId: email.id, raw, domain };
+    const senders = envelopeSenders(ctx, email, from, domain, to);
+    if (!tracked && !Array.isArray(senders)) return { outcomes: await sendTo(ctx, { ...message, envelopeFrom: senders, to }), raw };
     const sends = to.map((address, i) =>
-      sendTo(ctx, { ...message, raw: raws[tracked ? i : 0]!, envelopeFrom: bounceAddress(key, email.id, address, host), to: [address] }),
+      sendTo(ctx, { ...message, raw: raws[tracked ? i : 0]!, envelopeFrom: Array.isArray(senders) ? senders[i]! : senders, to: [address] }),
     );
     return { outcomes: (await Promise.all(sends)).flat(), raw };
   } finally {
     if (large) ctx.largeMessages.release();
   }
+}
+
+/**
+ * MAIL FROM: in direct mode, and through a relay with RELAY_ENVELOPE_SENDER=verp, each recipient's VERP
+ * address (bounces/verp.ts) so that a later bounce names it; bounces go to the return-path subdomain
+ * of the sender's Mailroom domain (its records name this server), else to MAILROOM_BOUNCE_DOMAIN.
+ * Through a relay otherwise, one address for all: the message's From (`sender`), or the one set.
+ * Capture mode sends nothing anywhere: the From address.
+ */
+function envelopeSenders(ctx: Context, email: EmailRow, from: string, domain: DomainRow | undefined, to: string[]): string | string[] {
+  const { kind } = ctx.transport;
+  const setting = ctx.config.relayEnvelopeSender;
+  if (kind === 'capture') return from;
+  if (kind === 'relay' && setting !== 'verp') return setting === 'sender' ? from : setting.address;
+  const host = domain ? `${domain.custom_return_path}.${domain.name}` : ctx.config.bounceDomain;
+  const key = verpKey(ctx.secret);
+  return to.map((address) => bounceAddress(key, email.id, address, host));
 }
 
 /** What the message is made of: the source an email was submitted as, else its fields and attachments. */
@@ -90,11 +103,13 @@ async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Sending[]
       const answer = result.recipients[i]!;
       if (answer.throttledUntil !== undefined) return { address, verdict: 'throttled', until: answer.throttledUntil, response: answer.response };
       if (answer.pausedUntil !== undefined) return { address, verdict: 'throttled', until: answer.pausedUntil, response: answer.response, paused: true };
-      return { address, verdict: classify(answer), response: answer.accepted ? result.response : answer.response, real: true };
+      if (answer.accepted) return { address, verdict: 'delivered', response: result.response, real: true };
+      return { address, verdict: classify(answer), response: answer.response, real: true, concern: concernOf(answer) };
     });
   } catch (error) {
     if (!(error instanceof DeliveryError)) throw error;
-    const verdict = classify({ accepted: false, code: error.code });
-    return to.map((address) => ({ address, verdict, response: error.response, real: true }));
+    const answer = { accepted: false, code: error.code, stage: error.stage, response: error.response };
+    const [verdict, concern] = [classify(answer), concernOf(answer)];
+    return to.map((address) => ({ address, verdict, response: error.response, real: true, concern }));
   }
 }

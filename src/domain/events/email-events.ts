@@ -31,6 +31,9 @@ export const EMAIL_STATES = [
 
 export type EmailState = (typeof EMAIL_STATES)[number];
 
+/** Where a recipient still waits for a delivery attempt. */
+export const PENDING_STATES: EmailState[] = ['queued', 'scheduled', 'delivery_delayed'];
+
 /** What one step did to one recipient (or to every recipient, `recipient: null`): its events, in order. */
 export interface RecipientEvents {
   recipient: string | null;
@@ -64,6 +67,9 @@ export async function recordEvents(ctx: Context, tx: Tx, email: EventEmail, grou
   for (const group of groups) {
     const status = group.types.at(-1)!;
     if (group.recipient === null) await emails.setRecipientsStatus(tx, emailId, status);
+    // A delay (a transient DSN) arriving after the recipient was delivered or bounced is recorded but
+    // leaves it where it stands: pending again, a retry for another recipient would send it a second copy.
+    else if (status === 'delivery_delayed') await emails.raiseRecipientStatus(tx, emailId, group.recipient, status, PENDING_STATES);
     else await emails.setRecipientStatus(tx, emailId, group.recipient, status);
   }
   await emails.setLastEvent(tx, emailId, lastEvent);

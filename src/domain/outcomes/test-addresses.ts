@@ -19,7 +19,7 @@ const accepted: RecipientResult = { accepted: true, code: 250, response: '250 2.
 const OUTCOMES: Record<string, SimulatedOutcome> = {
   delivered: { answer: accepted, before: [], after: [] },
   bounced: {
-    answer: { accepted: false, code: 550, response: '550 5.1.1 The email account that you tried to reach does not exist (simulated)' },
+    answer: { accepted: false, code: 550, stage: 'rcpt', response: '550 5.1.1 The email account that you tried to reach does not exist (simulated)' },
     before: ['sent'],
     after: [],
   },

@@ -3,7 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
 import { overload } from '../load-shedding.ts';
-import { databaseDown } from '../../monitoring/health.ts';
+import { databaseDown, deliveryPaused } from '../../monitoring/health.ts';
 
 export function systemRoutes(app: App, ctx: Context): void {
   app.get(
@@ -12,9 +12,10 @@ export function systemRoutes(app: App, ctx: Context): void {
       // Load balancers and health checks call it often, from one address, and most when things go wrong.
       config: { access: 'public', overLimit: 'exempt', shedding: 'report' },
       schema: {
-        summary: 'Readiness: 200 while the database works and the process keeps up; 503 naming what does not (database, load)',
+        summary:
+          'Readiness: 200 while the database works and the process keeps up; 503 naming what does not (database, load). `delivery: paused` says why the workers deliver nothing now (the relay cannot be reached or refuses the sender): the API still accepts mail',
         response: {
-          200: Type.Object({ status: Type.Literal('ok') }),
+          200: Type.Object({ status: Type.Literal('ok'), delivery: Type.Optional(Type.Literal('paused')), delivery_message: Type.Optional(Type.String()) }),
           503: Type.Object({
             statusCode: Type.Literal(503),
             name: Type.Literal('service_unavailable'),
@@ -28,7 +29,10 @@ export function systemRoutes(app: App, ctx: Context): void {
     },
     async (_request, reply) => {
       const [down, load] = [await databaseDown(ctx), overload(app)];
-      if (!down && !load) return { status: 'ok' as const };
+      if (!down && !load) {
+        const paused = await deliveryPaused(ctx);
+        return { status: 'ok' as const, ...(paused && { delivery: 'paused' as const, delivery_message: paused }) };
+      }
       // The error shape, and what is down by name, so that a load balancer routes away and a person sees why.
       const message = [down?.message, load && `Mailroom is overloaded: ${load}.`].filter(Boolean).join(' ');
       const named = { ...(down && { database: down.database }), ...(load && { load: 'overloaded' as const }) };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { dialects, eventually, startApp, type TestApp } from '../../support/harness.ts';
+import { dialects, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../../support/inbound.ts';
 import { arf, dsn } from '../../support/reports.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.ts';
@@ -35,7 +35,7 @@ for (const dialect of dialects) {
     before(async () => {
       relay = await startSmtpServer();
       receiver = await startWebhookReceiver();
-      t = await startApp(dialect, { env: { ...INBOUND_ENV, SMTP_URL: relay.url, MAILROOM_HOSTNAME: 'mail.mailroom.test', MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+      t = await startApp(dialect, { env: { ...INBOUND_ENV, SMTP_URL: relay.url, RELAY_ENVELOPE_SENDER: 'verp', MAILROOM_HOSTNAME: 'mail.mailroom.test', MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
       inbound = await startInbound(t);
       await t.resend.webhooks.create({ endpoint: receiver.url, events: ['email.bounced', 'email.complained', 'email.delivery_delayed', 'suppression.added'] });
     });
@@ -47,6 +47,7 @@ for (const dialect of dialects) {
     });
     afterEach(() => {
       relay.messages.length = 0;
+      relay.onRecipient = () => undefined;
     });
 
     it('turns an email bounced on a DSN to its VERP address, suppresses that recipient only, and lets it through once removed', async () => {
@@ -88,6 +89,29 @@ for (const dialect of dialects) {
       await report(to, await dsn(to, `<${id}@example.com>`, [{ recipient: 'full@example.com', action: 'delayed', status: '4.2.2', diagnostic: 'smtp; 452 4.2.2 Mailbox full' }]));
       await lastEvent(id, 'delivery_delayed');
       assert.equal((await t.resend.suppressions.get('full@example.com')).error?.statusCode, 404);
+    });
+
+    it('leaves a delivered recipient delivered when a transient DSN comes after: the retry for another recipient sends it no second copy', async () => {
+      let later = false;
+      relay.onRecipient = (address) => (address === 'slow@example.com' && !later ? { code: 451, message: '4.3.0 Try again later' } : undefined);
+      const { data } = await t.resend.emails.send({ ...base, to: ['quick@example.com', 'slow@example.com'] });
+      const id = data!.id;
+      await eventually(async () => {
+        const now = await statuses(id);
+        return (now['quick@example.com'] === 'delivered' && now['slow@example.com'] === 'delivery_delayed') || undefined;
+      });
+      const to = relay.messages.find((m) => m.to[0] === 'quick@example.com')!.from;
+      await report(to, await dsn(to, `<${id}@example.com>`, [{ recipient: 'quick@example.com', action: 'delayed', status: '4.4.7', diagnostic: 'smtp; 451 4.4.7 Delivery delayed' }]));
+      await eventually(async () => {
+        const { body } = await requestJson(t, 'GET', `/emails/${id}/events`);
+        return (body.data as { type: string; recipient: string }[]).filter((e) => e.type === 'delivery_delayed' && e.recipient === 'quick@example.com').length === 1 || undefined;
+      });
+      assert.equal((await statuses(id))['quick@example.com'], 'delivered', 'the report is recorded, the recipient stays delivered');
+
+      later = true;
+      t.advance(3_000); // the retry of slow@
+      await eventually(async () => (await statuses(id))['slow@example.com'] === 'delivered' || undefined);
+      assert.deepEqual(relay.messages.map((m) => m.to[0]).sort(), ['quick@example.com', 'slow@example.com'], 'one copy each');
     });
 
     it('records an ARF report as complained: suppressed as a complaint, and the contact unsubscribed', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { statusOf } from '../../../src/delivery/smtp-reply.ts';
-import { bounceOf } from '../../../src/domain/outcomes/outcomes.ts';
+import { bounceOf, classify, concernOf, dsnOutcome, listingOf } from '../../../src/domain/outcomes/outcomes.ts';
 
 describe('bounce classification', () => {
   it('reads the enhanced status code of an answer, or its reply code alone', () => {
@@ -26,5 +26,66 @@ describe('bounce classification', () => {
       ['no status at all', 'Undetermined', 'Undetermined'],
     ];
     for (const [answer, type, subType] of cases) assert.deepEqual(bounceOf(answer), { type, subType }, answer);
+  });
+});
+
+describe('whom a refusal is about (the table of docs/bounces.md, a row each)', () => {
+  const refused = (stage: 'connection' | 'auth' | 'mail' | 'rcpt' | 'data', response: string) => ({ accepted: false, code: Number(response.slice(0, 3)), stage, response });
+
+  it('no answer, a refused greeting, AUTH and MAIL FROM are about the sender: the email fails', () => {
+    for (const answer of [
+      refused('connection', '554 5.7.1 Service unavailable; client host blocked'),
+      refused('auth', '535 5.7.8 Authentication credentials invalid'),
+      refused('mail', '553 5.7.1 <bounces+x@send.example.com>: Sender address rejected: not owned by user mailer@relay.test'),
+      refused('mail', '550 5.1.0 Envelope sender domain does not exist'),
+    ]) {
+      assert.equal(concernOf(answer), 'sender', answer.response);
+      assert.equal(classify(answer), 'failed', answer.response);
+    }
+  });
+
+  it('RCPT TO and DATA answers whose wording names the sender or the relay policy are about the sender', () => {
+    for (const answer of [
+      refused('rcpt', '554 5.7.1 <a@example.com>: Relay access denied'),
+      refused('rcpt', '553 5.7.1 <x@example.com>: Sender address rejected: Domain not found'),
+      refused('data', '554 5.2.252 SendAsDenied; mailer@contoso.com not allowed to send as news@example.com'),
+      refused('data', '554 Message rejected: Email address is not verified. The following identities failed the check'),
+      refused('data', '550 5.7.60 SMTP; Client does not have permissions to send as this sender'),
+    ]) assert.equal(concernOf(answer), 'sender', answer.response);
+  });
+
+  it('RCPT TO otherwise is about the recipient: a bounce that suppresses', () => {
+    const answer = refused('rcpt', '550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown');
+    assert.equal(concernOf(answer), 'recipient');
+    assert.equal(classify(answer), 'bounced');
+    assert.equal(concernOf(refused('rcpt', '550 No such user here')), 'recipient', 'without a status too');
+  });
+
+  it('DATA with an address or mailbox status is about the recipient', () => {
+    for (const response of ['550 5.1.1 The email account that you tried to reach does not exist', '552 5.2.2 Mailbox full', '550 5.2.1 Mailbox disabled']) {
+      assert.equal(concernOf(refused('data', response)), 'recipient', response);
+    }
+  });
+
+  it('DATA otherwise is about the message: a bounce that does not suppress', () => {
+    for (const response of ['554 5.7.1 Message rejected as spam', '552 5.3.4 Message too big for system', '554 5.6.0 Content refused', '554 Transaction failed']) {
+      const answer = refused('data', response);
+      assert.equal(concernOf(answer), 'message', response);
+      assert.equal(classify(answer), 'bounced', response);
+    }
+  });
+
+  it('a 4xx is deferred whoever it is about, and an accepted recipient delivered', () => {
+    assert.equal(classify(refused('mail', '451 4.3.0 Try again later')), 'deferred');
+    assert.equal(classify({ accepted: false, code: undefined, stage: 'connection', response: 'connection refused' }), 'deferred');
+    assert.equal(classify({ accepted: true, code: 250, response: '250 OK' }), 'delivered');
+  });
+
+  it('reads a DSN by the same table: a 5.x.x about the mailbox suppresses, one about the message does not', () => {
+    const block = (status: string, diagnostic: string) => ({ action: 'failed', status, diagnostic });
+    const gone = dsnOutcome(block('5.1.1', 'smtp; 550 5.1.1 user unknown'), 'gone@example.com', true)!;
+    const spam = dsnOutcome(block('5.7.1', 'smtp; 554 5.7.1 rejected as spam'), 'fine@example.com', true)!;
+    assert.deepEqual([gone.types, listingOf(gone)], [['bounced'], 'bounce']);
+    assert.deepEqual([spam.types, listingOf(spam)], [['bounced'], undefined]);
   });
 });
