@@ -27,6 +27,7 @@ import * as throttles from './0024-throttles.ts';
 import * as metricDeltas from './0025-metric-deltas.ts';
 import * as trackingDomains from './0026-tracking-domains.ts';
 import * as jobAttempts from './0027-job-attempts.ts';
+import * as feedbackReceipts from './0028-feedback-receipts.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '0025-metric-deltas': metricDeltas,
   '0026-tracking-domains': trackingDomains,
   '0027-job-attempts': jobAttempts,
+  '0028-feedback-receipts': feedbackReceipts,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
