@@ -41,6 +41,9 @@ for (const dialect of dialects) {
           MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
           // It sends wrong keys on purpose, more than the per-address limit allows before the sign-in.
           MAILROOM_MAX_AUTH_FAILURES: '10000',
+          // Providers' feedback credentials: settings that must never be written either.
+          FEEDBACK_POSTMARK_AUTH: 'postmark:feedback-password-in-logs',
+          FEEDBACK_MAILGUN_KEY: 'key-mailgun-signing-key-in-logs',
         },
       });
       try {
@@ -88,6 +91,11 @@ for (const dialect of dialects) {
           }
         }
         secrets['an unknown key'] = 're_unknown_key_marker_99';
+        // A provider's notification with the right credentials and a body that is none of its.
+        const postmark = { authorization: `Basic ${Buffer.from('postmark:feedback-password-in-logs').toString('base64')}`, 'content-type': 'application/json' };
+        assert.equal((await fetch(`${t.url}/feedback/postmark`, { method: 'POST', headers: postmark, body: JSON.stringify({ name: MARKER }) })).status, 422);
+        secrets['the Postmark webhook password'] = 'feedback-password-in-logs';
+        secrets['the Mailgun signing key'] = 'key-mailgun-signing-key-in-logs';
 
         // Signing in to the dashboard with the key, as its form does.
         assert.equal((await signIn(t, t.token)).status, 303);
