@@ -56,8 +56,8 @@ for (const dialect of dialects) {
     async function delivered(to: string[]): Promise<string> {
       const { data, error } = await t.resend.emails.send({ ...base, to });
       assert.equal(error, null);
-      await lastEvent(data!.id, 'delivered');
-      return data!.id;
+      await lastEvent(data.id, 'delivered');
+      return data.id;
     }
 
     async function post(provider: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
@@ -111,7 +111,7 @@ for (const dialect of dialects) {
         const tampered = { ...confirmation, Token: `${confirmation.Token}0` };
         const refused = await postSns(tampered);
         assert.deepEqual([refused.status, refused.body.name], [403, 'invalid_signature']);
-        assert.ok(!sns.fetched.some((path) => path.includes(tampered.Token!)), 'a tampered confirmation is never followed');
+        assert.ok(!sns.fetched.some((path) => path.includes(tampered.Token)), 'a tampered confirmation is never followed');
 
         const answered = await postSns(confirmation);
         assert.equal(answered.status, 200, JSON.stringify(answered.body));
@@ -369,7 +369,7 @@ describe('provider feedback not configured', () => {
     try {
       for (const [provider, setting] of [['ses', 'FEEDBACK_SES_TOPICS'], ['postmark', 'FEEDBACK_POSTMARK_AUTH'], ['mailgun', 'FEEDBACK_MAILGUN_KEY'], ['sendgrid', 'FEEDBACK_SENDGRID_KEY']]) {
         const response = await fetch(`${t.url}/feedback/${provider}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-        const body = await response.json();
+        const body = (await response.json()) as { statusCode: number; name: string; message: string };
         assert.equal(body.statusCode, 404, provider);
         assert.equal(body.name, 'not_found');
         assert.match(body.message, new RegExp(setting!));
