@@ -25,6 +25,8 @@ export interface SnsHost {
   fetched: string[];
   /** Signs a message with the certificate's key, SignatureVersion 1 (SHA1withRSA) or 2 (SHA256withRSA). */
   signature(canonical: string, version: '1' | '2'): string;
+  /** A host that is not SNS's (another port, a certificate the CA issued all the same) serving a signing certificate of its own. */
+  impostor: { host: string; certUrl: string; fetched: string[]; signature(canonical: string, version: '1' | '2'): string };
   close(): Promise<void>;
 }
 
@@ -49,10 +51,25 @@ export async function startSnsHost(): Promise<SnsHost> {
       { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
     ],
   });
-  const signing = await generate([{ name: 'commonName', value: 'sns.amazonaws.com' }], { keySize: 2048, algorithm: 'sha256', ca: { key: ca.private, cert: ca.cert } });
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-sns-'));
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, ca.cert);
+  const sns = await certificateHost(server, await generate([{ name: 'commonName', value: 'sns.amazonaws.com' }], { keySize: 2048, algorithm: 'sha256' }));
+  const impostor = await certificateHost(server, await generate([{ name: 'commonName', value: 'sns.amazonaws.com' }], { keySize: 2048, algorithm: 'sha256' }));
+  return {
+    ...sns,
+    caFile,
+    impostor,
+    close: async () => {
+      await sns.close();
+      await impostor.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An HTTPS server on 127.0.0.1 serving `signing`'s certificate, and answering subscription confirmations. */
+async function certificateHost(server: { private: string; cert: string }, signing: { private: string; cert: string }) {
   const fetched: string[] = [];
   const https = createServer({ key: server.private, cert: server.cert }, (request, response) => {
     fetched.push(request.url ?? '');
@@ -64,14 +81,12 @@ export async function startSnsHost(): Promise<SnsHost> {
   const host = `127.0.0.1:${(https.address() as AddressInfo).port}`;
   return {
     host,
-    caFile,
     certUrl: `https://${host}/SimpleNotificationService-test.pem`,
     fetched,
-    signature: (canonical, version) => sign(version === '1' ? 'sha1' : 'sha256', Buffer.from(canonical), signing.private).toString('base64'),
+    signature: (canonical: string, version: '1' | '2') => sign(version === '1' ? 'sha1' : 'sha256', Buffer.from(canonical), signing.private).toString('base64'),
     close: async () => {
       https.closeAllConnections();
       await new Promise<void>((resolve) => https.close(() => resolve()));
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -84,8 +99,8 @@ function canonical(fields: SnsFields): string {
   return names.filter((name) => fields[name] !== undefined).map((name) => `${name}\n${fields[name]}\n`).join('');
 }
 
-/** An SNS message as SNS posts it, signed with the host's certificate. */
-export function snsMessage(sns: SnsHost, fields: SnsFields, version: '1' | '2' = '1'): SnsFields {
+/** An SNS message as SNS posts it, signed with the host's certificate (or the impostor's). */
+export function snsMessage(sns: Pick<SnsHost, 'certUrl' | 'signature'>, fields: SnsFields, version: '1' | '2' = '1'): SnsFields {
   const message: SnsFields = { MessageId: randomUUID(), TopicArn: TOPIC_ARN, Timestamp: new Date().toISOString(), ...fields, SignatureVersion: version, SigningCertURL: sns.certUrl };
   return { ...message, Signature: sns.signature(canonical(message), version) };
 }

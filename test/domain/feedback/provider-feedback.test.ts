@@ -113,6 +113,10 @@ for (const dialect of dialects) {
         assert.deepEqual([refused.status, refused.body.name], [403, 'invalid_signature']);
         assert.ok(!sns.fetched.some((path) => path.includes(tampered.Token)), 'a tampered confirmation is never followed');
 
+        const elsewhere = snsMessage(sns, { ...subscriptionConfirmation(sns), SubscribeURL: `https://${sns.impostor.host}/?Action=ConfirmSubscription&TopicArn=${TOPIC_ARN}` });
+        assert.equal((await postSns(elsewhere)).status, 422);
+        assert.deepEqual(sns.impostor.fetched, [], 'a SubscribeURL off SNS is never followed');
+
         const answered = await postSns(confirmation);
         assert.equal(answered.status, 200, JSON.stringify(answered.body));
         assert.ok(sns.fetched.some((path) => path === new URL(confirmation.SubscribeURL!).pathname + new URL(confirmation.SubscribeURL!).search));
@@ -207,10 +211,11 @@ for (const dialect of dialects) {
         assert.deepEqual(unsignedAnswer.body, { statusCode: 401, name: 'missing_signature', message: unsignedAnswer.body.message });
         const tampered = { ...good, Message: good.Message!.replace('target@example.com', 'other@example.com') };
         assert.deepEqual([(await postSns(tampered)).status, (await postSns(tampered)).body.name], [403, 'invalid_signature']);
-        const offHost = snsMessage(sns, { Type: 'Notification', Message: JSON.stringify(ses) });
-        const movedCert = { ...offHost, SigningCertURL: 'https://evil.example.com/SimpleNotificationService-test.pem' };
-        assert.equal((await postSns(movedCert)).status, 403);
-        const plainHttp = { ...offHost, SigningCertURL: offHost.SigningCertURL!.replace('https:', 'http:') };
+        // Signed with a certificate of its own, served over HTTPS by a host that is not SNS's.
+        const impostor = snsMessage(sns.impostor, { Type: 'Notification', Message: JSON.stringify(ses) });
+        assert.deepEqual([(await postSns(impostor)).status, (await postSns(impostor)).body.name], [403, 'invalid_signature']);
+        assert.deepEqual(sns.impostor.fetched, [], 'nothing is fetched from a host that is not SNS');
+        const plainHttp = { ...good, SigningCertURL: good.SigningCertURL!.replace('https:', 'http:') };
         assert.equal((await postSns(plainHttp)).status, 403);
         const offTopic = snsMessage(sns, { Type: 'Notification', Message: JSON.stringify(ses), TopicArn: 'arn:aws:sns:us-east-1:123456789012:someone-else' });
         assert.equal((await postSns(offTopic)).status, 403);
