@@ -32,6 +32,7 @@ import { downloadRoutes } from './http/routes/downloads.ts';
 import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
 import { emailMetricsRoutes } from './http/routes/email-metrics.ts';
 import { emailShareRoutes } from './http/routes/email-shares.ts';
+import { feedbackRoutes } from './http/routes/feedback.ts';
 import { receivingRoutes } from './http/routes/receiving.ts';
 import { emailRoutes } from './http/routes/emails.ts';
 import { logRoutes } from './http/routes/logs.ts';
@@ -160,6 +161,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   downloadRoutes(app, ctx);
   trackingRoutes(app, ctx);
   webhookEventRoutes(app, ctx);
+  feedbackRoutes(app, ctx);
   suppressionRoutes(app, ctx);
   logRoutes(app, ctx);
   customEventRoutes(app, ctx);

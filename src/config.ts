@@ -1,5 +1,6 @@
 // The only reader of process.env (and of the command line). Parsed once at start, validated, frozen: a
 // bad value stops start-up with one line that names the variable.
+import { createPublicKey } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
@@ -107,6 +108,16 @@ export interface Config {
     /** The most of each body a log keeps, in bytes (MAILROOM_LOG_BODY_BYTES); 0: none. */
     readonly bodyBytes: number;
   };
+  /** Providers' bounce, complaint and delivery notifications (POST /feedback/<provider>); each undefined: its route answers 404. */
+  readonly feedback: {
+    readonly ses: FeedbackSes | undefined;
+    /** Postmark's webhook credentials, `user:password` (HTTP basic auth, in the URL registered with it). */
+    readonly postmark: string | undefined;
+    /** Mailgun's HTTP webhook signing key. */
+    readonly mailgun: string | undefined;
+    /** SendGrid's Signed Event Webhook verification key: a base64 DER (SPKI) ECDSA P-256 public key. */
+    readonly sendgrid: string | undefined;
+  };
   readonly worker: {
     readonly concurrency: number;
     readonly maxAttempts: number;
@@ -119,6 +130,16 @@ export interface Config {
     /** The port of a worker's `GET /health` (on HOST); undefined: none. */
     readonly healthPort: number | undefined;
   };
+}
+
+/** Amazon SES notifications through SNS. */
+export interface FeedbackSes {
+  /** The topic ARNs whose messages are taken; `*`: any topic. */
+  readonly topics: readonly string[] | '*';
+  /** The one host (`host[:port]`) SNS certificates and subscription URLs may come from; undefined: `sns.<region>.amazonaws.com`. */
+  readonly certHost: string | undefined;
+  /** A PEM file of a CA trusted beside the system's to fetch from that host (tests). */
+  readonly caFile: string | undefined;
 }
 
 /** The most requests per second a key may be given, by MAILROOM_RATE_LIMIT or its own `rate_limit`. */
@@ -318,6 +339,43 @@ function trustProxy(env: Env): boolean | string[] {
   return entries;
 }
 
+/** FEEDBACK_SES_TOPICS turns the SES route on: `*`, or the comma-separated topic ARNs it takes. */
+function feedbackSes(env: Env): FeedbackSes | undefined {
+  const raw = env.FEEDBACK_SES_TOPICS?.trim();
+  if (!raw) return undefined;
+  const topics: string[] | '*' = raw === '*' ? '*' : raw.split(',').map((entry) => entry.trim());
+  if (topics !== '*' && topics.some((arn) => !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/.test(arn))) {
+    fail('FEEDBACK_SES_TOPICS', `expected * or comma-separated SNS topic ARNs (arn:aws:sns:us-east-1:123456789012:ses-feedback), got "${raw}"`);
+  }
+  const certHost = env.FEEDBACK_SNS_HOST || undefined;
+  if (certHost !== undefined && !/^[a-z0-9.-]+(:\d{1,5})?$/i.test(certHost)) fail('FEEDBACK_SNS_HOST', `expected a host or host:port, got "${certHost}"`);
+  const caFile = env.FEEDBACK_SNS_CA || undefined;
+  if (caFile !== undefined && !existsSync(caFile)) fail('FEEDBACK_SNS_CA', `the file ${caFile} does not exist`);
+  return Object.freeze({ topics: topics === '*' ? topics : Object.freeze(topics), certHost: certHost?.toLowerCase(), caFile });
+}
+
+/** A secret setting: unset or empty is none; a value shorter than `min` is a mistake (never echoed). */
+function secretSetting(env: Env, name: string, min: number, shape?: RegExp, expected?: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < min || (shape && !shape.test(raw))) fail(name, expected ?? `expected at least ${min} characters`);
+  return raw;
+}
+
+/** SendGrid's verification key: base64 of a DER public key, as its settings page shows it. */
+function sendgridKey(env: Env): string | undefined {
+  const raw = secretSetting(env, 'FEEDBACK_SENDGRID_KEY', 40, /^[A-Za-z0-9+/=\s]+$/, 'expected the base64 verification key SendGrid shows');
+  if (raw === undefined) return undefined;
+  try {
+    const key = createPublicKey({ key: Buffer.from(raw, 'base64'), format: 'der', type: 'spki' });
+    if (key.asymmetricKeyType !== 'ec') fail('FEEDBACK_SENDGRID_KEY', 'expected an ECDSA public key');
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    fail('FEEDBACK_SENDGRID_KEY', 'expected the base64 verification key SendGrid shows (a DER public key)');
+  }
+  return raw.replace(/\s+/g, '');
+}
+
 function logLevel(env: Env): string {
   const raw = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(raw)) fail('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
@@ -389,6 +447,12 @@ export function readConfig(env: Env = process.env): Config {
     apiLogs: Object.freeze({
       enabled: boolean(env, 'MAILROOM_API_LOGS', true),
       bodyBytes: integer(env, 'MAILROOM_LOG_BODY_BYTES', 10 * 1024, 0, 1024 * 1024),
+    }),
+    feedback: Object.freeze({
+      ses: feedbackSes(env),
+      postmark: secretSetting(env, 'FEEDBACK_POSTMARK_AUTH', 3, /^[^:]+:.+$/, 'expected user:password'),
+      mailgun: secretSetting(env, 'FEEDBACK_MAILGUN_KEY', 16),
+      sendgrid: sendgridKey(env),
     }),
     worker: Object.freeze({
       concurrency: integer(env, 'WORKER_CONCURRENCY', 64, 1, 1000),

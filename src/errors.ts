@@ -19,6 +19,9 @@ const ERRORS = {
   missing_api_key: { status: 401, smtp: [530, '5.7.0'] },
   restricted_api_key: { status: 401, smtp: [550, '5.7.1'] },
   invalid_api_key: { status: 403, smtp: [535, '5.7.8'] },
+  // A provider's notification (POST /feedback/...) without its signature or credentials, or with wrong ones.
+  missing_signature: { status: 401, smtp: [530, '5.7.0'] },
+  invalid_signature: { status: 403, smtp: [535, '5.7.8'] },
   missing_required_field: { status: 422, smtp: INVALID },
   validation_error: { status: 422, smtp: INVALID },
   invalid_parameter: { status: 422, smtp: INVALID },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -176,6 +177,21 @@ describe('configuration', () => {
     assert.deepEqual(readConfig({ SMTP_DATA_TIMEOUT_MS: '120000', SMTP_DATA_MIN_RATE: '0' }).smtpData, { timeoutMs: 120_000, minBytesPerSecond: 0 });
     assert.throws(() => readConfig({ SMTP_DATA_TIMEOUT_MS: '10' }), /^Error: Invalid SMTP_DATA_TIMEOUT_MS: expected a whole number from 1000 to 86400000, got "10"$/);
     assert.throws(() => readConfig({ SMTP_DATA_MIN_RATE: 'fast' }), /Invalid SMTP_DATA_MIN_RATE/);
+  });
+
+  it('reads the providers\' feedback settings: none by default, and refuses a bad one without echoing a secret', () => {
+    assert.deepEqual(readConfig({}).feedback, { ses: undefined, postmark: undefined, mailgun: undefined, sendgrid: undefined });
+    const arn = 'arn:aws:sns:eu-west-1:123456789012:ses-feedback';
+    assert.deepEqual(readConfig({ FEEDBACK_SES_TOPICS: `${arn}, ${arn.replace('ses-', 'other-')}` }).feedback.ses, { topics: [arn, arn.replace('ses-', 'other-')], certHost: undefined, caFile: undefined });
+    assert.equal(readConfig({ FEEDBACK_SES_TOPICS: '*' }).feedback.ses?.topics, '*');
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+    assert.equal(readConfig({ FEEDBACK_SENDGRID_KEY: key }).feedback.sendgrid, key);
+    assert.throws(() => readConfig({ FEEDBACK_SES_TOPICS: 'my-topic' }), /^Error: Invalid FEEDBACK_SES_TOPICS: expected \* or comma-separated SNS topic ARNs/);
+    assert.throws(() => readConfig({ FEEDBACK_SES_TOPICS: '*', FEEDBACK_SNS_CA: '/nowhere/ca.pem' }), /Invalid FEEDBACK_SNS_CA: the file \/nowhere\/ca.pem does not exist/);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+    for (const [name, value] of [['FEEDBACK_POSTMARK_AUTH', 'no-colon-secret'], ['FEEDBACK_MAILGUN_KEY', 'short-secret'], ['FEEDBACK_SENDGRID_KEY', 'not a key but long enough to be read as one'], ['FEEDBACK_SENDGRID_KEY', rsa]] as const) {
+      assert.throws(() => readConfig({ [name]: value }), (error: Error) => error instanceof ConfigError && error.message.startsWith(`Invalid ${name}`) && !error.message.includes(value), name);
+    }
   });
 
   it('stops start-up with one clear line', () => {

@@ -41,6 +41,11 @@ for (const dialect of dialects) {
           MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
           // It sends wrong keys on purpose, more than the per-address limit allows before the sign-in.
           MAILROOM_MAX_AUTH_FAILURES: '10000',
+          // And it calls every public route three times within one second of its clock.
+          MAILROOM_PUBLIC_RATE_LIMIT: '0',
+          // Providers' feedback credentials: settings that must never be written either.
+          FEEDBACK_POSTMARK_AUTH: 'postmark:feedback-password-in-logs',
+          FEEDBACK_MAILGUN_KEY: 'key-mailgun-signing-key-in-logs',
         },
       });
       try {
@@ -71,6 +76,12 @@ for (const dialect of dialects) {
         await eventually(async () => (await t.resend.emails.get(data!.id)).data?.last_event === 'delivered');
         await eventually(() => receiver.received.length >= 4);
         assert.ok(sink.messages.every((m) => m.raw.toString().includes('DKIM-Signature:')), 'the mail was signed');
+
+        // A provider's notification with the right credentials and a body that is none of its.
+        const postmark = { authorization: `Basic ${Buffer.from('postmark:feedback-password-in-logs').toString('base64')}`, 'content-type': 'application/json' };
+        assert.equal((await fetch(`${t.url}/feedback/postmark`, { method: 'POST', headers: postmark, body: JSON.stringify({ name: MARKER }) })).status, 422);
+        secrets['the Postmark webhook password'] = 'feedback-password-in-logs';
+        secrets['the Mailgun signing key'] = 'key-mailgun-signing-key-in-logs';
 
         // Every route, with each kind of key and a body that carries the marker.
         for (const route of t.app.routeTable) {

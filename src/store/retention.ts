@@ -26,10 +26,13 @@ export async function findExpiredEmails(tx: Tx, options: { before: string; settl
   return rows.map((row) => row.id);
 }
 
-/** Deletes the bodies, attachments, submitted source and sent message of emails `ids`, and marks them removed `at`. */
+/**
+ * Deletes the bodies, attachments, submitted source and sent message of emails `ids`, and the ids a
+ * relay gave them (a provider's notification comes within days), and marks them removed `at`.
+ */
 export async function removeEmailBodies(tx: Tx, ids: string[], at: string): Promise<void> {
   if (ids.length === 0) return;
-  for (const table of ['email_contents', 'email_attachments', 'email_sources', 'sent_messages'] as const) {
+  for (const table of ['email_contents', 'email_attachments', 'email_sources', 'sent_messages', 'relay_message_ids'] as const) {
     await tx.deleteFrom(table).where('email_id', 'in', ids).execute();
   }
   await tx.updateTable('emails').set({ body_removed_at: at }).where('id', 'in', ids).execute();

@@ -183,6 +183,25 @@ export interface SentMessageTable {
   created_at: string;
 }
 
+/** A bounce, complaint or delivery notice recorded, once (domain/outcomes/receipts.ts). */
+export interface FeedbackReceiptTable {
+  /** Who sent it: `ses`, `postmark`, `mailgun`, `sendgrid`, or `mail` (a DSN or ARF report by mail). */
+  source: string;
+  /** The source's id of it: SNS MessageId, Postmark ID, Mailgun event id, sg_event_id, a report's Message-ID. */
+  receipt_id: string;
+  /** The sender domain of the email it was about (lower-case). */
+  domain: string;
+  email_id: string;
+  created_at: string;
+}
+
+/** The id a relay's 250 answer gave one recipient's message (domain/feedback/relay-ids.ts). */
+export interface RelayMessageIdTable {
+  provider_id: string;
+  email_id: string;
+  recipient: string;
+}
+
 export interface JobTable {
   id: string;
   task: string;
@@ -568,6 +587,8 @@ export interface Database {
   webhook_messages: WebhookMessageTable;
   webhook_attempts: WebhookAttemptTable;
   sent_messages: SentMessageTable;
+  feedback_receipts: FeedbackReceiptTable;
+  relay_message_ids: RelayMessageIdTable;
   received_emails: ReceivedEmailTable;
   received_messages: ReceivedMessageTable;
   received_attachments: ReceivedAttachmentTable;

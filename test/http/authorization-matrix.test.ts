@@ -94,7 +94,7 @@ describe('authorization of every route', () => {
     assert.deepEqual(open.sort(), [
       'GET /', 'GET /dashboard/assets/:name', 'GET /dashboard/sign-in', 'GET /downloads/:kind/:id', 'GET /favicon.ico', 'GET /health', 'GET /openapi.json', 'GET /shared/:token', 'GET /shared/:token/html', 'GET /track/click/*', 'GET /track/open/*', 'GET /unsubscribe/:token',
       'HEAD /', 'HEAD /dashboard/assets/:name', 'HEAD /dashboard/sign-in', 'HEAD /downloads/:kind/:id', 'HEAD /favicon.ico', 'HEAD /health', 'HEAD /openapi.json', 'HEAD /shared/:token', 'HEAD /shared/:token/html', 'HEAD /track/click/*', 'HEAD /track/open/*', 'HEAD /unsubscribe/:token',
-      'POST /dashboard/sign-in', 'POST /unsubscribe/:token',
+      'POST /dashboard/sign-in', 'POST /feedback/mailgun', 'POST /feedback/postmark', 'POST /feedback/sendgrid', 'POST /feedback/ses', 'POST /unsubscribe/:token',
     ]);
     const dashboard = t.app.routeTable.filter((route) => route.url.startsWith('/dashboard') && route.access !== 'public');
     assert.ok(dashboard.length > 5 && dashboard.every((route) => route.access === 'dashboard'), 'every other dashboard route needs a session');

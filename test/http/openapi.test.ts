@@ -5,7 +5,10 @@ import { startApp, type TestApp } from '../support/harness.ts';
 
 type Schema = Record<string, any>;
 
-const PUBLIC = ['GET /downloads/{kind}/{id}', 'GET /health', 'GET /track/click/{*}', 'GET /track/open/{*}', 'GET /unsubscribe/{token}', 'POST /unsubscribe/{token}'];
+const PUBLIC = [
+  'GET /downloads/{kind}/{id}', 'GET /health', 'GET /track/click/{*}', 'GET /track/open/{*}', 'GET /unsubscribe/{token}',
+  'POST /feedback/mailgun', 'POST /feedback/postmark', 'POST /feedback/sendgrid', 'POST /feedback/ses', 'POST /unsubscribe/{token}',
+];
 
 /** Every operation of the document, as `METHOD /path`. */
 function operations(document: Schema): [string, Schema][] {
@@ -104,6 +107,10 @@ describe('the OpenAPI document', () => {
       'POST /email',
       'POST /emails/sending',
       'POST /email/sending',
+      'POST /feedback/ses',
+      'POST /feedback/postmark',
+      'POST /feedback/mailgun',
+      'POST /feedback/sendgrid',
     ]) {
       assert.ok(documented.has(name), name);
       const [method, path] = name.split(' ') as [string, string];

@@ -29,6 +29,8 @@ export interface TestSmtpServer {
   onRecipient: (address: string) => Refusal | undefined | Promise<Refusal | undefined>;
   /** Decide per message at the end of DATA; undefined accepts. A promise holds the reply until it settles. */
   onMessage: (message: ReceivedMessage) => Refusal | undefined | Promise<Refusal | undefined>;
+  /** The text of the 250 after DATA (`Ok: queued as <id>`, as a provider's relay names the message); undefined: smtp-server's. */
+  answer: (message: ReceivedMessage) => string | undefined;
   /** Milliseconds to wait before answering DATA, to keep sends in flight. */
   delayMs: number;
   /** Client connections open now. */
@@ -49,6 +51,7 @@ export async function startSmtpServer(
     messages: [],
     onRecipient: () => undefined,
     onMessage: () => undefined,
+    answer: () => undefined,
     delayMs: 0,
     connections: () => 0,
     close: async () => {},
@@ -78,7 +81,7 @@ export async function startSmtpServer(
         const refusal = await sink.onMessage(message);
         if (refusal) return callback(refuse(refusal));
         sink.messages.push(message);
-        callback();
+        callback(null, sink.answer(message));
       };
     },
     ...options,

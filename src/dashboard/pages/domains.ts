@@ -1,5 +1,6 @@
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
+import { lastFeedback } from '../../domain/feedback/feedback.ts';
 import * as domains from '../../domain/sending-domains/domains.ts';
 import { status, when } from '../page-parts.ts';
 import { pathId } from '../path-id.ts';
@@ -79,6 +80,7 @@ ${pager('/dashboard/domains', query, result)}`;
     const query = request.query as Query;
     const csrfToken = request.session!.csrfToken;
     const domain = await domains.getDomain(ctx, pathId(request, 'id', 'Domain'));
+    const feedback = await lastFeedback(ctx, domain.name);
     const content = html`<dl class="facts">
 <dt>Status</dt><dd>${status(domain.status)}</dd>
 <dt>Sending</dt><dd>${domain.capabilities.sending}</dd>
@@ -88,6 +90,7 @@ ${pager('/dashboard/domains', query, result)}`;
 <dt>Tracking</dt><dd>opens ${domain.open_tracking ? 'on' : 'off'}, clicks ${domain.click_tracking ? 'on' : 'off'}</dd>
 <dt>Region</dt><dd>${domain.region}</dd>
 <dt>Added</dt><dd>${when(domain.created_at)}</dd>
+<dt>Last feedback</dt><dd>${feedback ? html`${feedback.source}, ${when(feedback.at)}` : 'none yet'}</dd>
 <dt>Id</dt><dd><code>${domain.id}</code></dd>
 </dl>
 <form class="inline" method="post" action="/dashboard/domains/${domain.id}/verify">

@@ -4,6 +4,7 @@
 // blocks, read here by a small parser of our own: mailparser folds the delivery-status part and an
 // attached message into the text. Pure, and forgiving: anything it cannot read is no report. Anyone can
 // mail one, so it runs in linear time: each field is cut before it is read, and no pattern backtracks.
+import { createHash } from 'node:crypto';
 
 /** One recipient's block of a DSN; fields as the report wrote them (Status `5.1.1`, Action `failed`). */
 export interface DsnRecipient {
@@ -14,9 +15,10 @@ export interface DsnRecipient {
   diagnostic: string | undefined;
 }
 
+/** `receipt` names the report itself, so that one delivered twice records once: its Message-ID, else a hash of it. */
 export type Report =
-  | { kind: 'dsn'; originalMessageId: string | undefined; recipients: DsnRecipient[] }
-  | { kind: 'complaint'; originalMessageId: string | undefined; feedbackType: string; originalRecipient: string | undefined };
+  | { kind: 'dsn'; receipt: string; originalMessageId: string | undefined; recipients: DsnRecipient[] }
+  | { kind: 'complaint'; receipt: string; originalMessageId: string | undefined; feedbackType: string; originalRecipient: string | undefined };
 
 type Fields = Map<string, string>;
 
@@ -54,22 +56,23 @@ function decode(body: string, encoding: string | undefined): string {
   return body;
 }
 
-/** The top-level parts of a multipart/report: content type (lower-case, no parameters) and decoded body. */
-function reportParts(raw: string): { type: string; body: string }[] {
+/** The top-level parts of a multipart/report: content type (lower-case, no parameters) and decoded body; and the report's own headers. */
+function reportParts(raw: string): { headers: Fields; body: string; parts: { type: string; body: string }[] } {
   const { headers, body } = entity(raw);
   const contentType = headers.get('content-type') ?? '';
-  if (!/^multipart\/report\b/i.test(contentType)) return [];
+  if (!/^multipart\/report\b/i.test(contentType)) return { headers, body, parts: [] };
   const boundary = contentType.match(/boundary\s*=\s*(?:"([^"]+)"|([^\s;]+))/i);
   const name = boundary?.[1] ?? boundary?.[2];
-  if (!name || name.length > MAX_BOUNDARY) return [];
+  if (!name || name.length > MAX_BOUNDARY) return { headers, body, parts: [] };
   const delimiter = `--${name}`;
   const chunks = `\r\n${body}`.split(new RegExp(`\\r?\\n${delimiter.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
   // The preamble comes before the first delimiter; the close delimiter's part starts with `--`.
-  return chunks.slice(1).filter((chunk) => !chunk.startsWith('--')).map((chunk) => {
+  const parts = chunks.slice(1).filter((chunk) => !chunk.startsWith('--')).map((chunk) => {
     const part = entity(chunk.replace(/^[ \t]*\r?\n/, ''));
     const type = (part.headers.get('content-type') ?? 'text/plain').split(';')[0]!.trim().toLowerCase();
     return { type, body: decode(part.body, part.headers.get('content-transfer-encoding')) };
   });
+  return { headers, body, parts };
 }
 
 /** An address of a report's field is at most this long (RFC 5321's path). */
@@ -102,7 +105,9 @@ function originalMessageId(parts: { type: string; body: string }[]): string | un
 export function readReport(raw: Buffer): Report | undefined {
   // Most mail to a receiving domain is no report: a glance at its start spares decoding all of it.
   if (!/^content-type:\s*multipart\/report/im.test(raw.subarray(0, 64 * 1024).toString('latin1'))) return undefined;
-  const parts = reportParts(raw.toString('utf8'));
+  const { headers, body, parts } = reportParts(raw.toString('utf8'));
+  // Without a Message-ID, its body: the headers differ each time it arrives (our own Received line).
+  const receipt = headers.get('message-id') || `sha256:${createHash('sha256').update(body).digest('hex')}`;
   const status = parts.find((p) => p.type === 'message/delivery-status' || p.type === 'message/global-delivery-status');
   if (status) {
     const blocks = status.body.split(/\r?\n[ \t]*\r?\n/).filter((block) => block.trim() !== '');
@@ -113,12 +118,12 @@ export function readReport(raw: Buffer): Report | undefined {
       status: f.get('status')?.match(/^[245]\.\d{1,3}\.\d{1,3}/)?.[0],
       diagnostic: f.get('diagnostic-code'),
     }));
-    return recipients.length > 0 ? { kind: 'dsn', originalMessageId: originalMessageId(parts), recipients } : undefined;
+    return recipients.length > 0 ? { kind: 'dsn', receipt, originalMessageId: originalMessageId(parts), recipients } : undefined;
   }
   const feedback = parts.find((p) => p.type === 'message/feedback-report');
   if (feedback) {
     const f = fieldsOf(feedback.body);
-    return { kind: 'complaint', originalMessageId: originalMessageId(parts), feedbackType: (f.get('feedback-type') ?? '').toLowerCase(), originalRecipient: typedAddress(f.get('original-rcpt-to')) };
+    return { kind: 'complaint', receipt, originalMessageId: originalMessageId(parts), feedbackType: (f.get('feedback-type') ?? '').toLowerCase(), originalRecipient: typedAddress(f.get('original-rcpt-to')) };
   }
   return undefined;
 }

@@ -10,6 +10,7 @@ import type { Tx } from '../../store/db.ts';
 import * as emails from '../../store/emails.ts';
 import { complaintOutcome, dsnOutcome, type RecipientOutcome } from '../outcomes/outcomes.ts';
 import { recordOutcomes } from '../outcomes/record-outcomes.ts';
+import { recordOnce } from '../outcomes/receipts.ts';
 import type { Report } from './report.ts';
 import { readBounceAddress, signedRecipient, verpKey } from './verp.ts';
 
@@ -20,8 +21,8 @@ interface Match {
   signed: string | undefined;
 }
 
-/** Our email whose Message-ID (`<id@domain>`, new-email.ts) the report quotes. */
-async function emailByMessageId(ctx: Context, messageId: string | undefined): Promise<emails.EmailRow | undefined> {
+/** Our email whose Message-ID (`<id@domain>`, new-email.ts) a report or a provider's notification quotes. */
+export async function emailByMessageId(ctx: Context, messageId: string | undefined): Promise<emails.EmailRow | undefined> {
   const id = messageId?.match(/^<?([0-9a-f-]{36})@/i)?.[1]?.toLowerCase();
   if (!id || !isUuid(id)) return undefined;
   const email = await emails.findEmail(ctx.db, id);
@@ -86,7 +87,12 @@ export async function prepareReport(ctx: Context, report: Report | undefined, bo
   if (typeof match === 'string') return void log(match);
   const outcomes = outcomesOf(report, match);
   if (outcomes.length === 0) return void log(`nothing to record for email ${match.email.id}`);
-  return (tx, at) => recordOutcomes(ctx, tx, match.email, outcomes, at);
+  // A report delivered again records nothing: its receipt names it, and the VERP address it came to
+  // (one report may come to several, each about its own recipient).
+  const receipt = bounceAddress === undefined ? report.receipt : `${report.receipt} ${bounceAddress.toLowerCase()}`;
+  return async (tx, at) => {
+    if (!(await recordOnce(tx, 'mail', receipt, match.email, at, () => recordOutcomes(ctx, tx, match.email, outcomes, at)))) log(`report ${report.receipt} recorded already`);
+  };
 }
 
 /** Takes a message sent to a VERP bounce address: its report recorded and committed, or dropped with a log line. */

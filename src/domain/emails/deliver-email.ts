@@ -6,6 +6,7 @@ import type { EmailRow } from '../../store/emails.ts';
 import { PENDING_STATES, type EmailState } from '../events/email-events.ts';
 import { classify, eventsOf, type RecipientOutcome } from '../outcomes/outcomes.ts';
 import { recordOutcomes } from '../outcomes/record-outcomes.ts';
+import { recordRelayIds } from '../feedback/relay-ids.ts';
 import { simulatedOutcome } from '../outcomes/test-addresses.ts';
 import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { refusedAtSend } from '../recipients/policy.ts';
@@ -96,6 +97,7 @@ function attemptResult(
   const write = async (tx: Parameters<NonNullable<TaskResult['write']>>[0]) => {
     const at = toTimestamp(now);
     await recordOutcomes(ctx, tx, email, recorded, at);
+    await recordRelayIds(ctx, tx, email.id, attempted);
     // The message sent: none was when every recipient it was made for is throttled.
     if (raw && !(outcomes.some((o) => o.verdict === 'throttled') && !outcomes.some((o) => o.real))) await emails.saveSentMessage(tx, email.id, raw, at);
     if (allowance) await countSent(tx, allowance, attempted.filter((o) => o.real).length);

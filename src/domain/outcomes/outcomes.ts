@@ -1,6 +1,6 @@
 import { statusOf } from '../../delivery/smtp-reply.ts';
 import type { SmtpStage } from '../../delivery/smtp-send.ts';
-import type { EmailState } from '../events/email-events.ts';
+import { EMAIL_STATES, type EmailState } from '../events/email-events.ts';
 
 // The one reading of what happened to a recipient, whichever way it came back (an SMTP answer of the
 // relay or a recipient's server, a test address, a DSN or an ARF report), and what follows from it.
@@ -131,4 +131,130 @@ export function dsnOutcome(block: DsnBlock, recipient: string, proven: boolean):
 export function complaintOutcome(feedbackType: string, recipient: string, proven: boolean): RecipientOutcome | undefined {
   if (feedbackType === 'not-spam' || feedbackType === 'auth-failure') return undefined;
   return { recipient, types: ['complained'], response: `Feedback-Type: ${feedbackType || 'abuse'}`, proven };
+}
+
+// What providers that relay our mail report later (domain/feedback/): their own words for a bounce,
+// a complaint or a delivery, read here into the same outcomes. A notification reaches these only once
+// its signature verified and it matched our email, so each is proof enough to act on.
+
+/** An enhanced status for each of Resend's subtypes, for a provider that names a subtype but gives no status. */
+const STATUS_OF: Record<BounceSubType, string | undefined> = {
+  General: '0.0',
+  NoEmail: '1.1',
+  MailboxFull: '2.2',
+  MessageTooLarge: '3.4',
+  ContentRejected: '6.0',
+  AttachmentRejected: '6.1',
+  MessageRejected: '7.1',
+  Undetermined: undefined,
+};
+
+const CLASS: Record<BounceType, string> = { Permanent: '5', Transient: '4', Undetermined: '' };
+
+/**
+ * A provider's bounce: Permanent is bounced and final, Transient a delay, Undetermined bounced and not
+ * final. Its response holds the enhanced status the provider gave (or its detail's) when that agrees
+ * with its type, else starts with one that stands for its type and subtype, so that the webhook's
+ * bounce (bounceOf) says what the provider said.
+ */
+function providerBounce(recipient: string, type: BounceType, subType: BounceSubType, status: string | undefined, detail: string): RecipientOutcome {
+  const own = status?.match(/^[245]\.\d{1,3}\.\d{1,3}$/) ? status : undefined;
+  const agrees = (own ?? statusOf(detail))?.startsWith(CLASS[type] || '-');
+  const lead = agrees ? own : type === 'Undetermined' ? undefined : `${CLASS[type]}.${STATUS_OF[subType] ?? '0.0'}`;
+  const response = [lead, detail].filter(Boolean).join(' ') || 'bounced';
+  if (type === 'Transient') return { recipient, types: ['delivery_delayed'], response, proven: true };
+  return { recipient, types: ['bounced'], response, permanent: type === 'Permanent', proven: true };
+}
+
+const delivered = (recipient: string, response: string): RecipientOutcome => ({ recipient, types: ['delivered'], response: response || 'delivered', proven: true });
+
+const RESEND_SUB_TYPES = new Set<string>(Object.keys(STATUS_OF));
+
+/** One recipient of an Amazon SES notification (notificationType or eventType), in SES's words. */
+export interface SesReading {
+  kind: string;
+  bounceType?: string;
+  bounceSubType?: string;
+  status?: string;
+  diagnostic?: string;
+  feedbackType?: string;
+  smtpResponse?: string;
+}
+
+/**
+ * SES: a Bounce by its bounceType (Permanent, Transient, Undetermined) and bounceSubType, which are
+ * Resend's own names (SES's Suppressed and OnAccountSuppressionList read General); a Complaint as an ARF
+ * report's type would be; a DeliveryDelay is a delay; a Delivery is delivered.
+ */
+export function sesOutcome(reading: SesReading, recipient: string): RecipientOutcome | undefined {
+  const detail = reading.diagnostic ?? '';
+  if (reading.kind === 'Bounce') {
+    const type: BounceType = reading.bounceType === 'Permanent' || reading.bounceType === 'Transient' ? reading.bounceType : 'Undetermined';
+    const subType = RESEND_SUB_TYPES.has(reading.bounceSubType ?? '') ? (reading.bounceSubType as BounceSubType) : 'General';
+    return providerBounce(recipient, type, subType, reading.status, detail);
+  }
+  if (reading.kind === 'DeliveryDelay') return providerBounce(recipient, 'Transient', 'General', reading.status, detail);
+  if (reading.kind === 'Complaint') return complaintOutcome(reading.feedbackType ?? '', recipient, true);
+  if (reading.kind === 'Delivery') return delivered(recipient, reading.smtpResponse ?? '');
+  return undefined;
+}
+
+/**
+ * Postmark's bounce types (its `Type`), as Resend's; a type not here (AutoResponder, Subscribe,
+ * ChallengeVerification, ManuallyDeactivated...) says nothing of delivery and records nothing.
+ */
+const POSTMARK_BOUNCES: Record<string, [BounceType, BounceSubType]> = {
+  HardBounce: ['Permanent', 'NoEmail'],
+  BadEmailAddress: ['Permanent', 'NoEmail'],
+  SoftBounce: ['Transient', 'General'],
+  Transient: ['Transient', 'General'],
+  DnsError: ['Transient', 'General'],
+  Blocked: ['Transient', 'MessageRejected'],
+  DMARCPolicy: ['Undetermined', 'MessageRejected'],
+  Unknown: ['Undetermined', 'Undetermined'],
+};
+
+/** Postmark: a Bounce by its Type (POSTMARK_BOUNCES), a SpamComplaint (as a record or a bounce type), a Delivery. */
+export function postmarkOutcome(reading: { recordType: string; type?: string; details?: string }, recipient: string): RecipientOutcome | undefined {
+  const detail = reading.details ?? '';
+  if (reading.recordType === 'SpamComplaint' || reading.type === 'SpamComplaint') return complaintOutcome('abuse', recipient, true);
+  if (reading.recordType === 'Delivery') return delivered(recipient, detail);
+  const bounce = reading.recordType === 'Bounce' ? POSTMARK_BOUNCES[reading.type ?? ''] : undefined;
+  return bounce && providerBounce(recipient, bounce[0], bounce[1], undefined, `${reading.type}: ${detail}`);
+}
+
+/** Mailgun: `failed` with severity permanent is a final bounce, temporary a delay; `complained`; `delivered`. */
+export function mailgunOutcome(reading: { event: string; severity?: string; status?: string; detail: string }, recipient: string): RecipientOutcome | undefined {
+  if (reading.event === 'failed') {
+    const type = reading.severity === 'permanent' ? 'Permanent' : reading.severity === 'temporary' ? 'Transient' : 'Undetermined';
+    return providerBounce(recipient, type, 'General', reading.status, reading.detail);
+  }
+  if (reading.event === 'complained') return complaintOutcome('abuse', recipient, true);
+  if (reading.event === 'delivered') return delivered(recipient, reading.detail);
+  return undefined;
+}
+
+/**
+ * SendGrid: `bounce` of type bounce is final, of type blocked a delay (SendGrid's blocks pass); `deferred`
+ * a delay; `dropped` (SendGrid did not send it: its own lists, an invalid address) bounced, not final;
+ * `spamreport` a complaint; `delivered`.
+ */
+export function sendgridOutcome(reading: { event: string; type?: string; status?: string; reason?: string }, recipient: string): RecipientOutcome | undefined {
+  const detail = reading.reason ?? '';
+  if (reading.event === 'bounce') return providerBounce(recipient, reading.type === 'blocked' ? 'Transient' : 'Permanent', 'General', reading.status, detail);
+  if (reading.event === 'deferred') return providerBounce(recipient, 'Transient', 'General', reading.status, detail);
+  if (reading.event === 'dropped') return providerBounce(recipient, 'Undetermined', 'Undetermined', undefined, `dropped: ${detail}`);
+  if (reading.event === 'spamreport') return complaintOutcome('abuse', recipient, true);
+  if (reading.event === 'delivered') return delivered(recipient, detail);
+  return undefined;
+}
+
+/**
+ * Whether a provider's outcome adds anything, given the recipient's last event: a delivery is news only
+ * after an event below delivered (a delay reported since, say), not after delivered, opened, clicked
+ * or complained; the relay's 250 already recorded most.
+ */
+export function isNews(outcome: RecipientOutcome, lastEvent: string): boolean {
+  if (outcome.types.at(-1) !== 'delivered') return true;
+  return EMAIL_STATES.indexOf(lastEvent as EmailState) < EMAIL_STATES.indexOf('delivered');
 }

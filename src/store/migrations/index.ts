@@ -28,6 +28,7 @@ import * as metricDeltas from './0025-metric-deltas.ts';
 import * as trackingDomains from './0026-tracking-domains.ts';
 import * as jobAttempts from './0027-job-attempts.ts';
 import * as deliveryPaused from './0028-delivery-paused.ts';
+import * as feedbackReceipts from './0029-feedback-receipts.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0026-tracking-domains': trackingDomains,
   '0027-job-attempts': jobAttempts,
   '0028-delivery-paused': deliveryPaused,
+  '0029-feedback-receipts': feedbackReceipts,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */

@@ -83,6 +83,24 @@ for (const dialect of dialects) {
       await lastEvent(again!.id, 'delivered');
     });
 
+    it('records a report delivered twice once: by its Message-ID, else by its body', async () => {
+      const bouncedEvents = async (id: string, type: string) =>
+        (await t.ctx.db.selectFrom('email_events').select('id').where('email_id', '=', id).where('type', '=', type).execute()).length;
+      const { id, verp } = await delivered(['twice@example.com', 'late@example.com']);
+      const to = verp['twice@example.com']!;
+      const raw = await dsn(to, `<${id}@example.com>`, [{ recipient: 'twice@example.com', action: 'failed', status: '5.1.1' }]);
+      assert.match(await report(to, raw), /^250/);
+      await lastEvent(id, 'bounced');
+      assert.match(await report(to, raw), /^250/);
+      const late = verp['late@example.com']!;
+      const anonymous = (await dsn(late, `<${id}@example.com>`, [{ recipient: 'late@example.com', action: 'delayed', status: '4.4.7' }])).toString().replace(/^Message-ID: .*\r\n/m, '');
+      assert.match(await report(late, Buffer.from(anonymous)), /^250/);
+      assert.match(await report(late, Buffer.from(anonymous)), /^250/);
+      await eventually(async () => (await bouncedEvents(id, 'delivery_delayed')) > 0 || undefined);
+      assert.equal(await bouncedEvents(id, 'bounced'), 1, 'the DSN with a Message-ID, twice: one event');
+      assert.equal(await bouncedEvents(id, 'delivery_delayed'), 1, 'the DSN without one, twice: one event');
+    });
+
     it('records a transient DSN as delivery_delayed without suppressing', async () => {
       const { id, verp } = await delivered(['full@example.com']);
       const to = verp['full@example.com']!;
