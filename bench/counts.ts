@@ -4,25 +4,15 @@
 // configures them, each talk to the database through a proxy of its own, so each is counted apart;
 // what a process does in the background meanwhile (heartbeats, polls, request logs) counts too.
 import { createServer } from 'node:http';
-import pg from 'pg';
 import type { Figure } from './delivery.ts';
 import { postBatches, postEmails } from './delivery.ts';
 import { BENCH_KEY, startMailroom, startWorkerProcess } from './mailroom.ts';
 import { startPgCounter, type Counts, type PgCounter } from './pg-counter.ts';
+import { query } from './scale.ts';
 import { startSink, waitForCount, type Sink } from './sink.ts';
 import { postgresSchema } from '../test/support/postgres-schema.ts';
 
 const SECRET = 'bench-counts-secret-'.repeat(3);
-
-async function query(url: string, sql: string): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** What was counted per email: round trips, statements, and the statements most often run. */
 interface PerEmail {

@@ -13,7 +13,7 @@ const WORKERS = [1, 2, 4];
 const SECRET = 'bench-scale-secret-'.repeat(3);
 
 /** Runs `sql` on the database at `url`. */
-async function query(url: string, sql: string): Promise<pg.QueryResult> {
+export async function query(url: string, sql: string): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
