@@ -1,5 +1,5 @@
 import { sql, type InsertQueryBuilder, type InsertResult, type Insertable } from 'kysely';
-import type { Tx } from './db.ts';
+import type { Db, Tx } from './db.ts';
 import type { Database } from './schema.ts';
 import { markJobsAdded } from './writer.ts';
 
@@ -51,4 +51,21 @@ export async function insertTables(tx: Tx, rows: Rows): Promise<void> {
     await insertRows(tx, table, list);
   }
   if (rows.jobs && rows.jobs.length > 0) markJobsAdded(tx);
+}
+
+/** PostgreSQL binds at most 65,535 parameters per statement. */
+const MAX_POSTGRES_PARAMETERS = 60_000;
+
+/**
+ * PostgreSQL: rows of several tables in one statement, each table's insert a data-modifying WITH
+ * clause: one round trip and no BEGIN or COMMIT, as a statement is atomic and its foreign keys are
+ * checked at its end. Rows past the parameter limit go in a transaction, table by table.
+ */
+export async function insertInOneStatement(db: Db, rows: Rows): Promise<void> {
+  const tables = (Object.entries(rows) as [keyof Database, Insertable<Database[keyof Database]>[]][]).filter(([, list]) => list.length > 0);
+  const parameters = tables.reduce((sum, [, list]) => sum + list.length * Object.keys(list[0]!).length, 0);
+  if (parameters > MAX_POSTGRES_PARAMETERS) return db.transaction().execute((tx) => insertTables(tx, rows));
+  if (tables.length === 0) return;
+  const clauses = tables.map(([table, list], i) => sql`${sql.raw(`rows_${i}`)} as (${withConflictRule(table)(db.insertInto(table).values(list))})`);
+  await sql`with ${sql.join(clauses)} select 1`.execute(db);
 }

@@ -1,6 +1,6 @@
 import type { Availability } from './availability.ts';
 import { isPostgres, writeLockOf, type Db, type Tx } from './db.ts';
-import { insertTables, type Rows } from './insert-rows.ts';
+import { insertInOneStatement, type Rows } from './insert-rows.ts';
 import { groupCommit } from './sqlite/group-commit.ts';
 import { startInserter } from './sqlite/inserter.ts';
 
@@ -24,7 +24,7 @@ export interface Writer {
 
 /**
  * The writer for a database. PostgreSQL groups concurrent commits itself: there every caller gets its
- * own transaction from the pool. On a SQLite file, inserts of plain rows (the emails of POST /emails and
+ * own transaction from the pool, and inserts of plain rows are one statement (insertInOneStatement). On a SQLite file, inserts of plain rows (the emails of POST /emails and
  * /emails/batch, the API's hot path) run on a thread with a connection of its own (inserter.ts), so
  * that executing and committing them takes no time from the event loop; other transactions run on the
  * event loop's connection, with group commit. The two connections take turns for SQLite's single write
@@ -37,7 +37,7 @@ export function createWriter(db: Db, databaseFile: string, availability: Availab
   if (isPostgres(db)) {
     writer = {
       transaction: (fn) => hooks.run(db, fn),
-      insert: (rows) => db.transaction().execute((tx) => insertTables(tx, rows)),
+      insert: (rows) => insertInOneStatement(db, rows),
       close: async () => {},
     };
   } else {
