@@ -40,6 +40,22 @@ function messages(seen: (type: number, body: Buffer) => void, untyped: number): 
   };
 }
 
+/**
+ * The first `n` null-terminated strings of a message's body (names, a statement's text), read without
+ * decoding the rest: a Bind carries every parameter after them, attachments included.
+ */
+function leadingStrings(body: Buffer, n: number): string[] {
+  const strings: string[] = [];
+  let start = 0;
+  while (strings.length < n) {
+    const end = body.indexOf(0, start);
+    if (end === -1) break;
+    strings.push(body.toString('utf8', start, end));
+    start = end + 1;
+  }
+  return strings;
+}
+
 /** Starts a proxy to the server of `url` (which must not ask for TLS: sslmode disable, as on localhost). */
 export async function startPgCounter(url: string): Promise<PgCounter> {
   const target = new URL(url);
@@ -59,7 +75,7 @@ export async function startPgCounter(url: string): Promise<PgCounter> {
     const prepared = new Map<string, string>();
     let bound = '';
     const fromClient = messages((type, body) => {
-      const fields = () => body.toString('utf8').split('\0');
+      const fields = () => leadingStrings(body, 2);
       if (type === 0x50 /* P */) {
         const [name = '', text = ''] = fields();
         prepared.set(name, text);
