@@ -81,9 +81,13 @@ export async function startPgCounter(url: string): Promise<PgCounter> {
         prepared.set(name, text);
       } else if (type === 0x42 /* B */) bound = prepared.get(fields()[1] ?? '') ?? '';
       else if (type === 0x51 /* Q */ || type === 0x45 /* E */) {
-        counts.statements++;
-        const text = (type === 0x51 ? fields()[0]! : bound).replace(/\s+/g, ' ').trim().slice(0, 70);
-        counts.byText.set(text, (counts.byText.get(text) ?? 0) + 1);
+        // A simple query may carry several statements (write-behind.ts joins them with ";\n"), their
+        // parameters written in as literals: each statement counts, its literals read as "?".
+        for (const statement of type === 0x51 ? fields()[0]!.split(';\n') : [bound]) {
+          counts.statements++;
+          const text = statement.replace(/ ?E?'(?:[^']|'')*'/g, ' ?').replace(/\s+/g, ' ').trim().slice(0, 70);
+          counts.byText.set(text, (counts.byText.get(text) ?? 0) + 1);
+        }
       }
     }, 1);
     const fromServer = messages((type) => {

@@ -19,6 +19,9 @@ import pg from 'pg';
 import type { Availability, Probe } from './availability.ts';
 import type { Database } from './schema.ts';
 import { WriteLock } from './sqlite/write-lock.ts';
+import { WriteBehindDriver } from './postgres/write-behind.ts';
+
+export { later } from './postgres/write-behind.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -235,7 +238,13 @@ export function openDb(url: string, availability?: Availability): Db {
         availability?.failed(error);
         throw error;
       });
-    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }), log });
+    const driver = new WriteBehindDriver({ connect, end: () => pool.end() });
+    const dialect = new (class extends PostgresDialect {
+      override createDriver() {
+        return driver;
+      }
+    })({ pool });
+    return new Kysely<Database>({ dialect, log });
   }
   const lock = new WriteLock();
   const sqlite = openSqlite(url);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { isPostgres, type Db, type Tx } from './db.ts';
+import { batchedRead } from './batched-reads.ts';
 import { json, parsed } from './json.ts';
 import { contains } from './like-pattern.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
@@ -91,16 +92,20 @@ export function emailRows(emails: EmailRows[]): Rows {
   };
 }
 
-export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | undefined> {
-  const row = await db
+const emailsById = batchedRead(async (db, ids: string[]) => {
+  const rows = await db
     .selectFrom('emails')
     // A broadcast's emails have no contents row: their bodies are rendered from the broadcast.
     .leftJoin('email_contents', 'email_contents.email_id', 'emails.id')
     .selectAll('emails')
     .select(['email_contents.html', 'email_contents.text'])
-    .where('emails.id', '=', id)
-    .executeTakeFirst();
-  return row && fromTable(row);
+    .where('emails.id', 'in', ids)
+    .execute();
+  return new Map(rows.map((row) => [row.id, fromTable(row)]));
+});
+
+export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | undefined> {
+  return (await emailsById(db, [id])).get(id);
 }
 
 /** Where an email stands, without its content. */
@@ -160,17 +165,38 @@ export async function countBroadcastEmails(db: Db, broadcastId: string): Promise
   return Object.fromEntries(rows.map((row) => [row.last_event, Number(row.n)]));
 }
 
+const recipientsOf = batchedRead(async (db, emailIds: string[]) => {
+  const rows = await db.selectFrom('email_recipients').selectAll().where('email_id', 'in', emailIds).execute();
+  const byEmail = new Map<string, RecipientRow[]>();
+  for (const row of rows) byEmail.set(row.email_id, [...(byEmail.get(row.email_id) ?? []), row]);
+  return byEmail;
+});
+
 export async function findRecipients(db: Db, emailId: string): Promise<RecipientRow[]> {
-  return db.selectFrom('email_recipients').selectAll().where('email_id', '=', emailId).execute();
+  return (await recipientsOf(db, [emailId])).get(emailId) ?? [];
 }
 
+type ContentBytes = { attachments: number; source: number | null };
+
+const contentBytesOf = batchedRead(async (db, emailIds: string[]) => {
+  const ids = sql.join(emailIds);
+  const { rows } = await sql<{ email_id: string; attachments: number | string | null; source: number | string | null }>`
+    select email_id, sum(length(content)) as attachments, null as source from email_attachments where email_id in (${ids}) group by email_id
+    union all
+    select email_id, null, length(raw) from email_sources where email_id in (${ids})`.execute(db);
+  const bytes = new Map<string, ContentBytes>();
+  for (const row of rows) {
+    const seen = bytes.get(row.email_id) ?? { attachments: 0, source: null };
+    if (row.attachments !== null) seen.attachments = Number(row.attachments);
+    if (row.source !== null) seen.source = Number(row.source);
+    bytes.set(row.email_id, seen);
+  }
+  return bytes;
+});
+
 /** How many bytes of attachments an email has (0 without any), and of its MIME source (null: composed, not submitted). */
-export async function contentBytes(db: Db, emailId: string): Promise<{ attachments: number; source: number | null }> {
-  const { rows } = await sql<{ attachments: number | string; source: number | null }>`
-    select (select coalesce(sum(length(content)), 0) from email_attachments where email_id = ${emailId}) as attachments,
-           (select length(raw) from email_sources where email_id = ${emailId}) as source`.execute(db);
-  const row = rows[0]!;
-  return { attachments: Number(row.attachments), source: row.source === null ? null : Number(row.source) };
+export async function contentBytes(db: Db, emailId: string): Promise<ContentBytes> {
+  return (await contentBytesOf(db, [emailId])).get(emailId) ?? { attachments: 0, source: null };
 }
 
 /** The MIME source of an email submitted whole, as stored. */

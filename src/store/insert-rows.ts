@@ -54,7 +54,7 @@ export async function insertTables(tx: Tx, rows: Rows): Promise<void> {
 }
 
 /** PostgreSQL binds at most 65,535 parameters per statement. */
-const MAX_POSTGRES_PARAMETERS = 60_000;
+export const MAX_POSTGRES_PARAMETERS = 60_000;
 
 /**
  * PostgreSQL: rows of several tables in one statement, each table's insert a data-modifying WITH

@@ -1,3 +1,4 @@
+import { batchedRead } from './batched-reads.ts';
 import type { Db, Tx } from './db.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
 import type { SuppressionOrigin, SuppressionTable } from './schema.ts';
@@ -25,9 +26,13 @@ export async function findSuppressionByEmail(db: Db | Tx, email: string): Promis
 
 /** Which of these (lowercased) emails are on the list, with the origin of each entry. */
 export async function findSuppressedEmails(db: Db | Tx, emails: string[]): Promise<Pick<SuppressionRow, 'email' | 'origin'>[]> {
-  if (emails.length === 0) return [];
-  return db.selectFrom('suppressions').select(['email', 'origin']).where('email', 'in', emails).execute();
+  return [...(await suppressionsOf(db, emails)).values()];
 }
+
+const suppressionsOf = batchedRead(async (db, emails: string[]) => {
+  const rows = await db.selectFrom('suppressions').select(['email', 'origin']).where('email', 'in', emails).execute();
+  return new Map(rows.map((row) => [row.email, row]));
+});
 
 /** Entries newest first, of one origin when given. */
 export async function listSuppressions(db: Db, origin: SuppressionOrigin | undefined, page: PageRequest) {

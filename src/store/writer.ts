@@ -1,6 +1,7 @@
 import type { Availability } from './availability.ts';
 import { isPostgres, writeLockOf, type Db, type Tx } from './db.ts';
-import { insertInOneStatement, type Rows } from './insert-rows.ts';
+import type { Rows } from './insert-rows.ts';
+import { groupInserts } from './postgres/insert-groups.ts';
 import { groupCommit } from './sqlite/group-commit.ts';
 import { startInserter } from './sqlite/inserter.ts';
 
@@ -23,8 +24,9 @@ export interface Writer {
 }
 
 /**
- * The writer for a database. PostgreSQL groups concurrent commits itself: there every caller gets its
- * own transaction from the pool, and inserts of plain rows are one statement (insertInOneStatement). On a SQLite file, inserts of plain rows (the emails of POST /emails and
+ * The writer for a database. On PostgreSQL every transaction gets a connection of its own from the pool,
+ * and inserts of plain rows are grouped, the requests of many callers one statement
+ * (postgres/insert-groups.ts). On a SQLite file, inserts of plain rows (the emails of POST /emails and
  * /emails/batch, the API's hot path) run on a thread with a connection of its own (inserter.ts), so
  * that executing and committing them takes no time from the event loop; other transactions run on the
  * event loop's connection, with group commit. The two connections take turns for SQLite's single write
@@ -35,11 +37,8 @@ export function createWriter(db: Db, databaseFile: string, availability: Availab
   const hooks = commitHooks(onJobsAdded);
   let writer: Omit<Writer, 'afterCommit'>;
   if (isPostgres(db)) {
-    writer = {
-      transaction: (fn) => hooks.run(db, fn),
-      insert: (rows) => insertInOneStatement(db, rows),
-      close: async () => {},
-    };
+    const inserts = groupInserts(db);
+    writer = { transaction: (fn) => hooks.run(db, fn), insert: inserts.insert, close: inserts.close };
   } else {
     const local = groupCommit(db, databaseFile, hooks);
     const inserter = databaseFile === ':memory:' ? undefined : startInserter(databaseFile, writeLockOf(db)!);

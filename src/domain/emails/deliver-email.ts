@@ -1,6 +1,7 @@
 import { isoTime, toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { done, type Attempt, type Ending, type TaskResult } from '../../jobs/task.ts';
+import { later } from '../../store/db.ts';
 import * as emails from '../../store/emails.ts';
 import type { EmailRow } from '../../store/emails.ts';
 import { PENDING_STATES, type EmailState } from '../events/email-events.ts';
@@ -97,10 +98,12 @@ function attemptResult(
   const write = async (tx: Parameters<NonNullable<TaskResult['write']>>[0]) => {
     const at = toTimestamp(now);
     await recordOutcomes(ctx, tx, email, recorded, at);
-    await recordRelayIds(ctx, tx, email.id, attempted);
+    // Their answers are not read: on PostgreSQL they go with the commit (store/postgres/write-behind.ts).
+    const writes = later(tx);
+    await recordRelayIds(ctx, writes, email.id, attempted);
     // The message sent: none was when every recipient it was made for is throttled.
-    if (raw && !(outcomes.some((o) => o.verdict === 'throttled') && !outcomes.some((o) => o.real))) await emails.saveSentMessage(tx, email.id, raw, at);
-    if (allowance) await countSent(tx, allowance, attempted.filter((o) => o.real).length);
+    if (raw && !(outcomes.some((o) => o.verdict === 'throttled') && !outcomes.some((o) => o.real))) await emails.saveSentMessage(writes, email.id, raw, at);
+    if (allowance) await countSent(writes, allowance, attempted.filter((o) => o.real).length);
     ctx.writer.afterCommit(tx, () => observeLatency(ctx, email, outcomes, now));
   };
   return { ending, write };

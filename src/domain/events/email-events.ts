@@ -2,7 +2,7 @@ import type { Context } from '../../context.ts';
 import { newId } from '../../time/ids.ts';
 import * as emails from '../../store/emails.ts';
 import type { EventRow, RecipientRow } from '../../store/emails.ts';
-import type { Tx } from '../../store/db.ts';
+import { later, type Tx } from '../../store/db.ts';
 import { addMetrics } from '../../store/email-metrics.ts';
 import { countsUnique } from '../metrics/metric-names.ts';
 import { rollupRows, senderDomain } from '../metrics/rollup.ts';
@@ -61,18 +61,20 @@ export async function recordEvents(ctx: Context, tx: Tx, email: EventEmail, grou
   const emailId = email.id;
   const { rows, lastEvent } = plan(emailId, groups, at);
   if (lastEvent === undefined) return;
-  await emails.insertEvents(tx, rows);
-  await addMetrics(tx, rollupRows(senderDomain(email.from), email.broadcast_id, rows));
-  await logEvents(ctx, tx, emailEvents(email, rows.map((row) => ({ state: row.type as EmailState, response: row.response }))), at);
+  // None of these writes' answers is read: on PostgreSQL they go with the transaction's next read or commit.
+  const writes = later(tx);
+  await emails.insertEvents(writes, rows);
+  await addMetrics(writes, rollupRows(senderDomain(email.from), email.broadcast_id, rows));
+  await logEvents(ctx, writes, emailEvents(email, rows.map((row) => ({ state: row.type as EmailState, response: row.response }))), at);
   for (const group of groups) {
     const status = group.types.at(-1)!;
-    if (group.recipient === null) await emails.setRecipientsStatus(tx, emailId, status);
+    if (group.recipient === null) await emails.setRecipientsStatus(writes, emailId, status);
     // A delay (a transient DSN) arriving after the recipient was delivered or bounced is recorded but
     // leaves it where it stands: pending again, a retry for another recipient would send it a second copy.
-    else if (status === 'delivery_delayed') await emails.raiseRecipientStatus(tx, emailId, group.recipient, status, PENDING_STATES);
-    else await emails.setRecipientStatus(tx, emailId, group.recipient, status);
+    else if (status === 'delivery_delayed') await emails.raiseRecipientStatus(writes, emailId, group.recipient, status, PENDING_STATES);
+    else await emails.setRecipientStatus(writes, emailId, group.recipient, status);
   }
-  await emails.setLastEvent(tx, emailId, lastEvent);
+  await emails.setLastEvent(writes, emailId, lastEvent);
   countAfterCommit(ctx, tx, rows);
 }
 
