@@ -18,7 +18,7 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 32);
 const TURN_S = Number(process.env.BENCH_SECONDS ?? 1.5);
 
 /** About 1 KB of JSON, as a typical transactional email. */
-const typical = {
+export const typical = {
   from: 'Acme <orders@example.com>',
   to: ['customer@example.com'],
   subject: 'Your order #1234 has shipped',

@@ -6,6 +6,7 @@ import { benchContacts } from './contacts.ts';
 import { benchCounts } from './counts.ts';
 import { benchDashboard } from './dashboard.ts';
 import { benchDelivery, type Figure } from './delivery.ts';
+import { benchDisk } from './disk.ts';
 import { benchDkim } from './dkim.ts';
 import { benchFaults } from './faults.ts';
 import { benchLargeSends } from './large-sends.ts';
@@ -36,6 +37,7 @@ const benches: Record<string, () => Promise<Figure[]>> = {
   scale: () => benchScale({ n: Number(process.env.BENCH_EMAILS ?? 20_000) }),
   automations: () => benchAutomations({ n: Number(process.env.BENCH_EVENTS ?? 100_000) }),
   counts: () => benchCounts({ n: Number(process.env.BENCH_EMAILS ?? 1000) }),
+  disk: () => benchDisk({ n: Number(process.env.BENCH_EMAILS ?? 5000), events: Number(process.env.BENCH_EVENTS ?? 1_000_000) }),
   faults: () => benchFaults({ faults: (process.env.BENCH_FAULTS ?? 'restart,terminate,outage,crash,read-only,hang').split(',') }),
 };
 

@@ -23,6 +23,8 @@ export interface PostgresCluster {
   terminateBackends(): Promise<number>;
   /** Runs `sql` on a connection of its own. */
   query(sql: string): Promise<pg.QueryResult>;
+  /** CPU the server has used so far, in ms: its processes', those that exited included. */
+  cpuMs(): number;
   /** Stops the cluster and deletes its directory. */
   destroy(): Promise<void>;
 }
@@ -74,6 +76,30 @@ function serverProcesses(data: string): number[] {
   return [postmaster, ...children];
 }
 
+/** utime, stime, cutime and cstime of a process, in clock ticks (/proc/<pid>/stat). */
+function cpuTicks(pid: number): number[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 15).map(Number);
+}
+
+/**
+ * The server's CPU in ms: each live process's own time, and the postmaster's count of the children it
+ * reaped (backends closed since), which /proc keeps in its cutime and cstime.
+ */
+function serverCpuMs(data: string): number {
+  const [postmaster, ...children] = serverProcesses(data);
+  let ticks = cpuTicks(postmaster!).reduce((a, b) => a + b);
+  for (const pid of children) {
+    try {
+      const [utime, stime] = cpuTicks(pid);
+      ticks += utime! + stime!;
+    } catch {
+      // Exited meanwhile: the postmaster counts it once reaped.
+    }
+  }
+  return ticks * 10; // 100 ticks a second on Linux
+}
+
 export async function startPostgresCluster(): Promise<PostgresCluster> {
   const bin = binDir()!;
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-pg-'));
@@ -119,6 +145,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       return result.rowCount ?? 0;
     },
     query,
+    cpuMs: () => serverCpuMs(data),
     async destroy() {
       await pgCtl('-m', 'immediate', 'stop').catch(() => {});
       rmSync(dir, { recursive: true, force: true });

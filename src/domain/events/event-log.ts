@@ -1,6 +1,7 @@
 // The event log: every state change worth telling an application about is written here, in the
 // transaction of the change, with one outbox message (and its delivery job) per enabled endpoint
-// subscribed to its type. Nothing else writes events or webhook messages.
+// subscribed to its type. Nothing else writes events or webhook messages. An event no endpoint is
+// subscribed to is not written: every reader reaches events through their messages.
 import type { Context } from '../../context.ts';
 import { newId } from '../../time/ids.ts';
 import type { Db, Tx } from '../../store/db.ts';
@@ -19,9 +20,11 @@ export interface NewEvent {
 export function eventRows(ctx: Context, events: NewEvent[], subscribers: (type: WebhookEventType) => WebhookRow[], at: string): Rows {
   const rows: Required<Pick<Rows, 'events' | 'webhook_messages' | 'jobs'>> = { events: [], webhook_messages: [], jobs: [] };
   for (const event of events) {
+    const webhooks = subscribers(event.type);
+    if (webhooks.length === 0) continue;
     const id = newId();
     rows.events.push(eventToTable({ id, type: event.type, created_at: at, data: event.data }));
-    for (const webhook of subscribers(event.type)) {
+    for (const webhook of webhooks) {
       const messageId = newId();
       rows.webhook_messages.push({ id: messageId, webhook_id: webhook.id, event_id: id, status: 'pending', next_attempt_at: at, created_at: at });
       rows.jobs.push(jobRow(ctx, 'deliver-webhook', { message_id: messageId }, { key: jobKey('deliver-webhook', messageId) }));

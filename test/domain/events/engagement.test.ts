@@ -3,14 +3,22 @@ import { after, before, describe, it } from 'node:test';
 import { recordEngagement, type Engagement } from '../../../src/domain/events/email-events.ts';
 import * as emails from '../../../src/store/emails.ts';
 import { dialects, eventually, startApp, type TestApp } from '../../support/harness.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';
 
 for (const dialect of dialects) {
   describe(`recordEngagement (${dialect})`, () => {
     let t: TestApp;
+    let receiver: WebhookReceiver;
     before(async () => {
-      t = await startApp(dialect);
+      receiver = await startWebhookReceiver();
+      t = await startApp(dialect, { env: { MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+      // The log keeps an event only for an endpoint subscribed to it.
+      await t.resend.webhooks.create({ endpoint: receiver.url, events: ['email.opened', 'email.clicked'] });
     });
-    after(() => t.close());
+    after(async () => {
+      await t.close();
+      await receiver.close();
+    });
 
     async function deliveredEmail(): Promise<string> {
       const { data } = await t.resend.emails.send({ from: 'a@example.com', to: ['b@example.com', 'c@example.com'], subject: 's', html: '<p>x</p>' });

@@ -5,6 +5,7 @@ import { mayReceive } from '../../../src/domain/sending-domains/receiving-domain
 import { dialects, runByHand, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../../support/dns-server.ts';
 import { checked, createDomain, domainOf, HOSTNAME, HOUR, statusBecomes, verifiedDomain, type Domain } from '../../support/domain-setup.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';
 
 const receivingRecord = (status: string) => ({ record: 'Receiving', name: '@', type: 'MX', ttl: 'Auto', status, value: HOSTNAME, priority: 10 });
 const receivingOf = (domain: Domain) => domain.records.find((r) => r.record === 'Receiving');
@@ -30,14 +31,19 @@ const verifyJob = (t: TestApp, id: string) => t.ctx.db.selectFrom('jobs').select
 for (const dialect of dialects) {
   describe(`receiving domains (${dialect})`, () => {
     let dns: TestDnsServer;
+    let receiver: WebhookReceiver;
     let t: TestApp;
     before(async () => {
       dns = await startDnsServer();
-      t = await startApp(dialect, { env: { DNS_SERVERS: dns.address, MAILROOM_HOSTNAME: HOSTNAME } });
+      receiver = await startWebhookReceiver();
+      t = await startApp(dialect, { env: { DNS_SERVERS: dns.address, MAILROOM_HOSTNAME: HOSTNAME, MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
+      // The log keeps an event only for an endpoint subscribed to it.
+      await t.resend.webhooks.create({ endpoint: receiver.url, events: ['domain.created', 'domain.updated'] });
     });
     after(async () => {
       await t.close();
       await dns.close();
+      await receiver.close();
     });
 
     it('creates a domain with receiving enabled: the Receiving MX on the domain itself, after the sending records', async () => {
