@@ -39,9 +39,9 @@ function merged(records: string[]): string {
 const mechanismFor = (sender: Sender, ip: string, hostAddresses: string[]) =>
   hostAddresses.includes(ip) ? `a:${sender.config.mailHostname}` : `${isIPv6(ip) ? 'ip6' : 'ip4'}:${ip}`;
 
-/** What a fresh record holds: this host (direct), or the relay's include. */
+/** What a fresh record holds: the one GET /domains/:id lists, with the addresses it misses (direct), or the relay's include. */
 function freshRecord(sender: Sender, needed: string[]): string {
-  if (!sender.relay) return needed.length > 0 ? `v=spf1 ${[...new Set(needed)].join(' ')} ~all` : sender.records.spf_txt.value;
+  if (!sender.relay) return edited(sender.records.spf_txt.value, [...new Set(needed)]);
   return `v=spf1 include:${sender.relay.include ?? '<your provider’s SPF domain>'} ~all`;
 }
 

@@ -249,6 +249,8 @@ for (const dialect of dialects) {
         dns.zone.set(HOSTNAME, { A: ['198.51.100.9'] });
         report = await checkNow(t, domain.id);
         expectCheck(report, 'fcrdns', 'warn', /203\.0\.113\.10 → host-10\.provider\.test → 203\.0\.113\.10, but MAILROOM_HOSTNAME \(mail\.mailroom\.test\), the HELO name, does not resolve to 203\.0\.113\.10/, 'Publish `mail.mailroom.test` A `203.0.113.10`.');
+        // `a:mail.mailroom.test` no longer covers the sending address: SPF needs it by number.
+        expectCheck(report, 'spf', 'fail', /does not authorize 203\.0\.113\.10 \(softfail\)/, `Add \`ip4:${IP}\`: \`send.reverse.test\` TXT \`v=spf1 a:${HOSTNAME} ip4:${IP} ~all\`.`);
       } finally {
         dns.zone.set(PTR, { PTR: [HOSTNAME] });
         dns.zone.set(HOSTNAME, { A: [IP] });
