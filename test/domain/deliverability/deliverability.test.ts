@@ -251,6 +251,10 @@ for (const dialect of dialects) {
         expectCheck(report, 'fcrdns', 'warn', /203\.0\.113\.10 → host-10\.provider\.test → 203\.0\.113\.10, but MAILROOM_HOSTNAME \(mail\.mailroom\.test\), the HELO name, does not resolve to 203\.0\.113\.10/, 'Publish `mail.mailroom.test` A `203.0.113.10`.');
         // `a:mail.mailroom.test` no longer covers the sending address: SPF needs it by number.
         expectCheck(report, 'spf', 'fail', /does not authorize 203\.0\.113\.10 \(softfail\)/, `Add \`ip4:${IP}\`: \`send.reverse.test\` TXT \`v=spf1 a:${HOSTNAME} ip4:${IP} ~all\`.`);
+        // With no record, the fix is the one GET /domains/:id lists, with the address it misses.
+        setTxt(dns, 'send.reverse.test', []);
+        report = await checkNow(t, domain.id);
+        expectCheck(report, 'spf', 'fail', /send\.reverse\.test has no SPF record/, `Publish \`send.reverse.test\` TXT \`v=spf1 a:${HOSTNAME} ip4:${IP} ~all\`.`);
       } finally {
         dns.zone.set(PTR, { PTR: [HOSTNAME] });
         dns.zone.set(HOSTNAME, { A: [IP] });
