@@ -1,4 +1,4 @@
-import type { Db, Tx } from './db.ts';
+import { isPostgres, type Db, type Tx } from './db.ts';
 
 /** One check of a domain's deliverability, as the API answers it. */
 export interface DeliverabilityCheck {
@@ -18,8 +18,10 @@ export interface DeliverabilityRow {
   checked_at: string;
 }
 
-export async function findDeliverability(db: Db | Tx, domainId: string): Promise<DeliverabilityRow | undefined> {
-  const row = await db.selectFrom('domain_deliverability').selectAll().where('domain_id', '=', domainId).executeTakeFirst();
+/** A domain's last check; `lock`: held until the transaction ends (PostgreSQL; SQLite's writes take turns). */
+export async function findDeliverability(db: Db | Tx, domainId: string, lock = false): Promise<DeliverabilityRow | undefined> {
+  const query = db.selectFrom('domain_deliverability').selectAll().where('domain_id', '=', domainId);
+  const row = await (lock && isPostgres(db) ? query.forUpdate() : query).executeTakeFirst();
   return row && { ...row, status: row.status as DeliverabilityRow['status'], checks: JSON.parse(row.checks) as DeliverabilityCheck[] };
 }
 

@@ -61,7 +61,8 @@ export async function runChecks(ctx: Context, domain: DomainRow, now: number): P
 export async function recordChecks(ctx: Context, tx: Tx, result: DeliverabilityRow): Promise<boolean> {
   const domain = await findDomain(tx, result.domain_id);
   if (!domain) return false;
-  const before = await findDeliverability(tx, result.domain_id);
+  // Locked: two checks of a domain at once tell one change once.
+  const before = await findDeliverability(tx, result.domain_id, true);
   await saveDeliverability(tx, result);
   if (before && before.status !== result.status) {
     const event = domainEvent(ctx, 'domain.updated', domain);
