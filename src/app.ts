@@ -28,6 +28,7 @@ import { contactSegmentRoutes } from './http/routes/contact-segments.ts';
 import { contactTopicRoutes } from './http/routes/contact-topics.ts';
 import { contactRoutes } from './http/routes/contacts.ts';
 import { domainRoutes } from './http/routes/domains.ts';
+import { domainDeliverabilityRoutes } from './http/routes/domain-deliverability.ts';
 import { downloadRoutes } from './http/routes/downloads.ts';
 import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
 import { emailMetricsRoutes } from './http/routes/email-metrics.ts';
@@ -153,6 +154,7 @@ export async function buildApp(ctx: Context): Promise<App> {
   contactPropertyRoutes(app, ctx);
   domainRoutes(app, ctx);
   trackingDomainRoutes(app, ctx);
+  domainDeliverabilityRoutes(app, ctx);
   broadcastRoutes(app, ctx);
   broadcastReportRoutes(app, ctx);
   usageRoutes(app, ctx);

@@ -30,6 +30,10 @@ export interface Config {
   readonly mailHostname: string;
   /** The domain of VERP bounce addresses for senders not on a Mailroom domain (default: mailHostname). */
   readonly bounceDomain: string;
+  /** The addresses mail leaves from, for the deliverability checks; undefined: those of mailHostname. */
+  readonly sendingIps: readonly string[] | undefined;
+  /** The DNS blocklist zones the deliverability check asks about each sending address. */
+  readonly dnsblZones: readonly string[];
   /** MAIL FROM through the relay: each recipient's VERP address, the message's From address, or this address. */
   readonly relayEnvelopeSender: 'verp' | 'sender' | { readonly address: string };
   readonly direct: {
@@ -269,6 +273,30 @@ function dnsServers(env: Env): string[] | undefined {
   });
 }
 
+/** MAILROOM_SENDING_IPS: comma-separated IPv4 and IPv6 addresses. */
+function sendingIps(env: Env): string[] | undefined {
+  const raw = env.MAILROOM_SENDING_IPS?.trim();
+  if (!raw) return undefined;
+  const ips = raw.split(',').map((entry) => entry.trim());
+  const bad = ips.find((ip) => isIP(ip) === 0);
+  if (bad !== undefined) fail('MAILROOM_SENDING_IPS', `expected comma-separated IP addresses (203.0.113.5, 2001:db8::5), got "${bad}"`);
+  return ips;
+}
+
+/** Public blocklists that answer anyone's queries for free at a sender's volume (docs/deliverability.md). */
+export const DEFAULT_DNSBL_ZONES = ['zen.spamhaus.org', 'bl.spamcop.net', 'psbl.surriel.com'];
+
+/** MAILROOM_DNSBL_ZONES: comma-separated zones, or `none`. */
+function dnsblZones(env: Env): string[] {
+  const raw = env.MAILROOM_DNSBL_ZONES?.trim();
+  if (!raw) return DEFAULT_DNSBL_ZONES;
+  if (raw === 'none') return [];
+  return raw.split(',').map((entry) => {
+    const zone = hostName({ MAILROOM_DNSBL_ZONES: entry.trim() }, 'MAILROOM_DNSBL_ZONES', '');
+    return zone || fail('MAILROOM_DNSBL_ZONES', `expected comma-separated zones such as zen.spamhaus.org, or none, got "${raw}"`);
+  });
+}
+
 /**
  * In direct mode, what a destination server (an MX host) gets when DELIVERY_THROTTLE names no `*`:
  * polite to a small server, and above what a new sending address should send one provider (36,000 an hour).
@@ -402,6 +430,8 @@ export function readConfig(env: Env = process.env): Config {
     dnsServers: dnsServers(env),
     mailHostname,
     bounceDomain: hostName(env, 'MAILROOM_BOUNCE_DOMAIN', mailHostname),
+    sendingIps: Object.freeze(sendingIps(env)),
+    dnsblZones: Object.freeze(dnsblZones(env)),
     relayEnvelopeSender: relayEnvelopeSender(env, mode, smtpUrl),
     direct: Object.freeze({
       port: integer(env, 'DIRECT_SMTP_PORT', 25, 1, 65535),

@@ -1,8 +1,8 @@
 import { Resolver } from 'node:dns/promises';
 
-// One resolver, built at start and shared by domain verification and MX lookups, so DNS_SERVERS
-// applies to both (tests point it at a DNS server they start); the reader thread of received mail
-// builds its own on the same servers.
+// One resolver, built at start and shared by domain verification, deliverability checks and MX lookups,
+// so DNS_SERVERS applies to all (tests point it at a DNS server they start); the reader thread of
+// received mail builds its own on the same servers.
 
 /** A node:dns resolver on DNS_SERVERS, or on the system's servers when unset. */
 export function createResolver(servers: string[] | undefined): Resolver {

@@ -7,6 +7,7 @@ import { closeContext, createContext, type Context } from './context.ts';
 import { createFirstKey, seedConfiguredKey } from './domain/api-keys/api-keys.ts';
 import { processLog } from './log-output.ts';
 import { scheduleRetention } from './domain/retention/retention.ts';
+import { scheduleDeliverabilityChecks } from './domain/deliverability/daily-checks.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
 import { listenSmtpHealth } from './smtp/health.ts';
 import { listenInbound } from './smtp/inbound-server.ts';
@@ -114,8 +115,11 @@ async function main(): Promise<void> {
       stop(error, listenErrorLine(error, 'WORKER_HEALTH_PORT', host, healthPort)),
     );
   }
-  // Every worker adds the retention job if it is missing; its unique key keeps it to one.
-  if (runner) await scheduleRetention(ctx);
+  // Every worker adds the retention and deliverability jobs if they are missing; their unique keys keep them to one.
+  if (runner) {
+    await scheduleRetention(ctx);
+    await scheduleDeliverabilityChecks(ctx);
+  }
   runner?.start();
   const folding = runner && startMetricsFolding(ctx);
   const token = app ? await createFirstKey(ctx) : undefined;

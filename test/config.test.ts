@@ -120,6 +120,19 @@ describe('configuration', () => {
     assert.throws(() => readConfig({ MAILROOM_BOUNCE_DOMAIN: 'not a host' }), /MAILROOM_BOUNCE_DOMAIN/);
   });
 
+  it('reads the deliverability settings: the sending addresses (else MAILROOM_HOSTNAME\'s) and the blocklist zones', () => {
+    const defaults = readConfig({});
+    assert.equal(defaults.sendingIps, undefined);
+    assert.deepEqual(defaults.dnsblZones, ['zen.spamhaus.org', 'bl.spamcop.net', 'psbl.surriel.com']);
+    const set = readConfig({ MAILROOM_SENDING_IPS: '203.0.113.5, 2001:db8::5', MAILROOM_DNSBL_ZONES: 'Zen.Spamhaus.org,bl.example.net' });
+    assert.deepEqual(set.sendingIps, ['203.0.113.5', '2001:db8::5']);
+    assert.deepEqual(set.dnsblZones, ['zen.spamhaus.org', 'bl.example.net']);
+    assert.deepEqual(readConfig({ MAILROOM_DNSBL_ZONES: 'none' }).dnsblZones, []);
+    assert.throws(() => readConfig({ MAILROOM_SENDING_IPS: '203.0.113.5,mail.example.com' }), /Invalid MAILROOM_SENDING_IPS: .*got "mail\.example\.com"/);
+    assert.throws(() => readConfig({ MAILROOM_DNSBL_ZONES: 'zen.spamhaus.org,,bl.example.net' }), /Invalid MAILROOM_DNSBL_ZONES/);
+    assert.throws(() => readConfig({ MAILROOM_DNSBL_ZONES: 'not a zone' }), /Invalid MAILROOM_DNSBL_ZONES/);
+  });
+
   it('refuses a SQLite file in a folder that does not exist, but for the default ./data', () => {
     const missing = join(tmpdir(), `mailroom-missing-${process.pid}`, 'mailroom.db');
     assert.throws(() => readConfig({ DATABASE_URL: missing }), (error: Error) => error instanceof ConfigError && error.message.includes('DATABASE_URL'));

@@ -15,6 +15,7 @@ export interface TaskPayloads {
   'deliver-webhook': { message_id: string };
   retention: Record<string, never>;
   'automation-step': { step_id: string };
+  'check-deliverability': Record<string, never>;
 }
 
 export type TaskName = keyof TaskPayloads;

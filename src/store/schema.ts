@@ -568,6 +568,16 @@ export interface AutomationRunStepTable {
   created_at: string;
 }
 
+/** A domain's last deliverability check (domain/deliverability/). */
+export interface DomainDeliverabilityTable {
+  domain_id: string;
+  /** pass, warn or fail: the worst of its checks. */
+  status: string;
+  /** JSON: the checks, `[{id, status, detail, fix}]`, as the API answers them. */
+  checks: string;
+  checked_at: string;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
   api_logs: ApiLogTable;
@@ -610,6 +620,7 @@ export interface Database {
   contact_import_chunks: ContactImportChunkTable;
   domains: DomainTable;
   domain_daily_sends: DomainDailySendTable;
+  domain_deliverability: DomainDeliverabilityTable;
   broadcasts: BroadcastTable;
   broadcast_recipients: BroadcastRecipientTable;
   suppressions: SuppressionTable;

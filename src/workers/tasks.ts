@@ -1,5 +1,6 @@
 import type { Tasks } from '../jobs/task.ts';
 import { automationStep } from './automation-step.ts';
+import { checkDeliverability } from './check-deliverability.ts';
 import { deliverWebhook } from './deliver-webhook.ts';
 import { importContacts } from './import-contacts.ts';
 import { retention } from './retention.ts';
@@ -16,4 +17,5 @@ export const tasks: Tasks = {
   'deliver-webhook': deliverWebhook,
   retention,
   'automation-step': automationStep,
+  'check-deliverability': checkDeliverability,
 };

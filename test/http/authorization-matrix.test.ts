@@ -39,7 +39,7 @@ describe('authorization of every route', () => {
 
   it('reads a route table that holds the whole API', () => {
     const names = t.app.routeTable.map((route) => `${route.method} ${plain(route.url)}`);
-    for (const expected of ['POST /emails', 'GET /domains/:id', 'DELETE /contacts/:id', 'GET /health']) {
+    for (const expected of ['POST /emails', 'GET /domains/:id', 'POST /domains/:id/deliverability', 'DELETE /contacts/:id', 'GET /health']) {
       assert.ok(names.includes(expected), `${expected} is missing from ${names.join(', ')}`);
     }
   });

@@ -11,6 +11,7 @@ export interface Records {
   MX?: { exchange: string; priority: number }[];
   TXT?: string[];
   CNAME?: string[];
+  PTR?: string[];
 }
 
 export interface TestDnsServer {
@@ -18,6 +19,8 @@ export interface TestDnsServer {
   address: string;
   /** Records by fully qualified name (lower case); a name absent here answers NXDOMAIN. */
   zone: Map<string, Records>;
+  /** Names answered SERVFAIL: a lookup that fails, rather than finds nothing. */
+  failing: Set<string>;
   /** Adds records at `name`, beside those already there. */
   add(name: string, records: Records): void;
   /** A node:dns resolver asking this server. */
@@ -25,14 +28,18 @@ export interface TestDnsServer {
   close(): Promise<void>;
 }
 
+const SERVFAIL = 2;
 const NXDOMAIN = 3;
-const TYPES: Record<number, keyof Records> = { [Packet.TYPE.A]: 'A', [Packet.TYPE.AAAA]: 'AAAA', [Packet.TYPE.MX]: 'MX', [Packet.TYPE.TXT]: 'TXT', [Packet.TYPE.CNAME]: 'CNAME' };
+const TYPES: Record<number, keyof Records> = {
+  [Packet.TYPE.A]: 'A', [Packet.TYPE.AAAA]: 'AAAA', [Packet.TYPE.MX]: 'MX', [Packet.TYPE.TXT]: 'TXT', [Packet.TYPE.CNAME]: 'CNAME', [Packet.TYPE.PTR]: 'PTR',
+};
 
 /** A TXT value longer than 255 bytes travels as several strings (a DKIM key does). */
 const chunks = (text: string) => text.match(/.{1,255}/gs) ?? [''];
 
 export async function startDnsServer(): Promise<TestDnsServer> {
   const zone = new Map<string, Records>();
+  const failing = new Set<string>();
   const server = dns2.createServer({
     udp: true,
     handle(request, send) {
@@ -40,6 +47,10 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       const [question] = request.questions;
       const name = question!.name.toLowerCase();
       const records = zone.get(name);
+      if (failing.has(name)) {
+        response.header.rcode = SERVFAIL;
+        return void send(response);
+      }
       if (!records) {
         response.header.rcode = NXDOMAIN;
         return void send(response);
@@ -50,7 +61,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       for (const value of (type && records[type]) || []) {
         if (type === 'MX') answer(value as object);
         else if (type === 'TXT') answer({ data: chunks(value as string) });
-        else if (type === 'CNAME') answer({ domain: value });
+        else if (type === 'CNAME' || type === 'PTR') answer({ domain: value });
         else answer({ address: value });
       }
       void send(response);
@@ -63,6 +74,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
   return {
     address,
     zone,
+    failing,
     add(name, records) {
       const key = name.toLowerCase();
       const current = zone.get(key) ?? {};

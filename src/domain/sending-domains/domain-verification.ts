@@ -33,7 +33,7 @@ const sameHost = (a: string, b: string) => a.replace(/\.$/, '').toLowerCase() ==
 const normalizeTxt = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
 
 /** The `p=` tag of a DKIM key record, without the whitespace a DNS provider may have added. */
-function dkimPublicKey(text: string): string | undefined {
+export function dkimPublicKey(text: string): string | undefined {
   const tag = text.split(';').map((part) => part.trim()).find((part) => part.startsWith('p='));
   return tag?.slice(2).replace(/\s+/g, '');
 }
