@@ -29,7 +29,7 @@ import * as trackingDomains from './0026-tracking-domains.ts';
 import * as jobAttempts from './0027-job-attempts.ts';
 import * as deliveryPaused from './0028-delivery-paused.ts';
 import * as feedbackReceipts from './0029-feedback-receipts.ts';
-import * as deliverability from './0031-deliverability.ts';
+import * as deliverability from './0030-deliverability.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -62,7 +62,7 @@ const migrations: Record<string, Migration> = {
   '0027-job-attempts': jobAttempts,
   '0028-delivery-paused': deliveryPaused,
   '0029-feedback-receipts': feedbackReceipts,
-  '0031-deliverability': deliverability,
+  '0030-deliverability': deliverability,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
