@@ -6,6 +6,7 @@ import { cpuMs } from './cpu.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 import { emailPayload, html, text } from './payload.ts';
 import { startSink, waitForCount, type Sink } from './sink.ts';
+import { postgresSchema } from '../test/support/postgres-schema.ts';
 
 export interface Figure {
   name: string;
@@ -115,6 +116,36 @@ async function measured(n: number, pids: number[], work: () => Promise<void>): P
   return { rate: n / seconds, cpuPerEmail: pids.map((pid, i) => (cpuMs(pid) - before[i]!) / n) };
 }
 
+/** `npm start` with SMTP_URL (one process, API and worker) on SQLite or `databaseUrl`, one a request then in batches, beside the baseline's rate. */
+async function endToEnd(sink: Sink, n: number, straight: number, database: string, databaseUrl?: string): Promise<Figure[]> {
+  const env = { SMTP_URL: sink.url, ...(databaseUrl ? { MAILROOM_SECRET: 'bench-delivery-secret-'.repeat(3) } : {}) };
+  const mailroom = await startMailroom({ env, databaseUrl });
+  try {
+    // Warm-up, as for the baseline: a fresh process spends its first seconds compiling its code.
+    sink.reset();
+    await postEmails(mailroom.url, WARM_UP, 32);
+    await waitForCount(sink, WARM_UP);
+    sink.reset();
+    const single = await measured(n, [], async () => {
+      await postEmails(mailroom.url, n, 32);
+      await waitForCount(sink, n);
+    });
+    sink.reset();
+    const batched = await measured(n, [], async () => {
+      await postBatches(mailroom.url, n, 4, n);
+      await waitForCount(sink, n);
+    });
+    return [
+      { name: `Mailroom end to end on ${database}, one email a request, 32 in flight`, value: single.rate, unit: 'emails/s' },
+      { name: '  / baseline', value: single.rate / straight, unit: 'ratio' },
+      { name: `Mailroom end to end on ${database}, batches of 100, 4 in flight`, value: batched.rate, unit: 'emails/s' },
+      { name: '  / baseline', value: batched.rate / straight, unit: 'ratio' },
+    ];
+  } finally {
+    await mailroom.stop();
+  }
+}
+
 /**
  * End to end with the defaults (`npm start` with SMTP_URL: one process, API and worker): emails posted
  * one a request (32 in flight) and in batches of 100 (4 in flight), timed from the first request to the
@@ -134,30 +165,15 @@ export async function benchDelivery(options: { n: number }): Promise<Figure[]> {
     const straightCpu = (cpu.user + cpu.system) / 1000 / n;
     figures.push({ name: 'nodemailer straight into the sink (baseline)', value: straight, unit: 'emails/s' });
 
-    const mailroom = await startMailroom({ env: { SMTP_URL: sink.url } });
-    try {
-      // Warm-up, as for the baseline: a fresh process spends its first seconds compiling its code.
-      sink.reset();
-      await postEmails(mailroom.url, WARM_UP, 32);
-      await waitForCount(sink, WARM_UP);
-      sink.reset();
-      const single = await measured(n, [], async () => {
-        await postEmails(mailroom.url, n, 32);
-        await waitForCount(sink, n);
-      });
-      sink.reset();
-      const batched = await measured(n, [], async () => {
-        await postBatches(mailroom.url, n, 4, n);
-        await waitForCount(sink, n);
-      });
-      figures.push(
-        { name: 'Mailroom end to end, one email a request, 32 in flight', value: single.rate, unit: 'emails/s' },
-        { name: '  / baseline', value: single.rate / straight, unit: 'ratio' },
-        { name: 'Mailroom end to end, batches of 100, 4 in flight', value: batched.rate, unit: 'emails/s' },
-        { name: '  / baseline', value: batched.rate / straight, unit: 'ratio' },
-      );
-    } finally {
-      await mailroom.stop();
+    figures.push(...(await endToEnd(sink, n, straight, 'SQLite')));
+    const base = process.env.BENCH_DATABASE_URL;
+    if (base) {
+      const postgres = await postgresSchema(base, 'bench');
+      try {
+        figures.push(...(await endToEnd(sink, n, straight, 'PostgreSQL', postgres.url)));
+      } finally {
+        await postgres.drop();
+      }
     }
 
     // The CPU of each path, with the API and a worker in processes of their own on one database.
