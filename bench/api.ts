@@ -103,8 +103,11 @@ async function createSchema(base: string): Promise<{ url: string; drop(): Promis
   return { url: url.toString(), drop: () => run(`drop schema ${schema} cascade`) };
 }
 
-/** (d) and (d'): the cost of counting every request against a key's limit shared through PostgreSQL. */
-async function benchPostgres(base: string, body: string): Promise<Figure[]> {
+/**
+ * (d) and (d'): the cost of counting every request against a key's limit shared through PostgreSQL;
+ * and (d) against (b') on SQLite (`sqliteUrl`), their turns alternating with (d)'s.
+ */
+async function benchPostgres(base: string, body: string, sqliteUrl: string): Promise<Figure[]> {
   const schema = await createSchema(base);
   // PostgreSQL needs the secret every process shares.
   const secret = { MAILROOM_SECRET: 'bench-secret-bench-secret-bench-secret-0123' };
@@ -115,17 +118,23 @@ async function benchPostgres(base: string, body: string): Promise<Figure[]> {
     await load(`${limited.url}/emails`, body, 32, WARM_UP_S);
     const plain: number[] = [];
     const counted: number[] = [];
+    const sqlite: number[] = [];
     let worstP99 = 0;
     for (let i = 0; i < TURNS; i++) {
-      const order = i % 2 === 0 ? [unlimited, limited] : [limited, unlimited];
-      for (const mailroom of order) {
-        const result = await load(`${mailroom.url}/emails`, body, 32, TURN_S);
-        (mailroom === limited ? counted : plain).push(rate(result));
-        if (mailroom === limited) worstP99 = Math.max(worstP99, result.latency.p99);
+      const order = i % 2 === 0 ? [unlimited.url, limited.url, sqliteUrl] : [sqliteUrl, limited.url, unlimited.url];
+      for (const url of order) {
+        const result = await load(`${url}/emails`, body, 32, TURN_S);
+        (url === limited.url ? counted : url === unlimited.url ? plain : sqlite).push(rate(result));
+        if (url === limited.url) worstP99 = Math.max(worstP99, result.latency.p99);
       }
     }
     const [low, high] = ratioInterval(counted, plain);
+    const [sqliteLow, sqliteHigh] = ratioInterval(plain, sqlite);
     return [
+      { name: "(b') --role api on SQLite, in turns with (d)", value: sum(sqlite) / TURNS, unit: 'req/s' },
+      { name: "(d) / (b'), PostgreSQL / SQLite", value: sum(plain) / sum(sqlite), unit: 'ratio' },
+      { name: "(d) / (b'), 95% interval, low end", value: sqliteLow, unit: 'ratio' },
+      { name: "(d) / (b'), 95% interval, high end", value: sqliteHigh, unit: 'ratio' },
       { name: '(d) POST /emails, --role api on PostgreSQL, 32 connections', value: sum(plain) / TURNS, unit: 'req/s' },
       { name: "(d') the same with MAILROOM_RATE_LIMIT=1000000", value: sum(counted) / TURNS, unit: 'req/s' },
       { name: "(d') p99 latency, worst turn", value: worstP99, unit: 'ms' },
@@ -184,7 +193,7 @@ export async function benchApi(): Promise<Figure[]> {
     const [aloneLow, aloneHigh] = ratioInterval(alone, ceiling);
     const unlogged = turns.map((t) => rate(t.noLogs));
     const [loggedLow, loggedHigh] = ratioInterval(alone, unlogged);
-    const postgres = process.env.BENCH_DATABASE_URL ? await benchPostgres(process.env.BENCH_DATABASE_URL, body) : [];
+    const postgres = process.env.BENCH_DATABASE_URL ? await benchPostgres(process.env.BENCH_DATABASE_URL, body, apiOnly.url) : [];
     return [
       { name: `(a) bare Fastify route, ${body.length} B body, 32 connections`, value: sum(ceiling) / TURNS, unit: 'req/s' },
       { name: '(a) slowest turn', value: Math.min(...ceiling), unit: 'req/s' },
