@@ -29,7 +29,7 @@ function merged(group: Request[]): Rows {
   for (const request of group) {
     for (const [table, list] of Object.entries(request.rows)) (rows[table] ??= []).push(...list);
   }
-  return rows as Rows;
+  return rows;
 }
 
 /**

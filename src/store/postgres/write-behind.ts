@@ -102,7 +102,6 @@ class WriteBehindConnection implements DatabaseConnection {
     return resultOf(results.at(-1)!) as QueryResult<R>;
   }
 
-  // eslint-disable-next-line require-yield -- the interface's; nothing here streams
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not supported on this connection');
   }
