@@ -25,9 +25,11 @@ async function tripped(ctx: Context, domain: DomainRow, now: number): Promise<st
   const { minSends, bounceRate, complaintRate } = ctx.config.guards;
   const resumed = domain.sending_resumed_at === null ? 0 : slotOf(Number(domain.sending_resumed_at)) + SLOT_MS;
   const record = await sendingRecord(ctx, domain.name, now, Math.max(now - GUARD_HOURS * 3_600_000, resumed));
-  if (record.sent < minSends) return null;
-  const bounces = ratio(record.bounced, record.sent);
-  if (bounces > bounceRate) return `Bounce rate ${percent(bounces)} (${record.bounced} of ${record.sent} messages sent in the last ${GUARD_HOURS} hours) is above ${percent(bounceRate)}.`;
+  // A recipient refused during the SMTP transaction bounces without a `sent`: the sends are both.
+  const sends = record.sent + record.bounced;
+  if (sends < minSends) return null;
+  const bounces = ratio(record.bounced, sends);
+  if (bounces > bounceRate) return `Bounce rate ${percent(bounces)} (${record.bounced} of ${sends} sends in the last ${GUARD_HOURS} hours) is above ${percent(bounceRate)}.`;
   const complaints = ratio(record.complained, record.delivered);
   if (complaints > complaintRate) return `Complaint rate ${percent(complaints)} (${record.complained} of ${record.delivered} messages delivered in the last ${GUARD_HOURS} hours) is above ${percent(complaintRate)}.`;
   return null;
