@@ -5,8 +5,9 @@ import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';
 
 // The guards (issue 38, points 2 and 5) through a real relay (smtp-server) that refuses `bad-*`
-// recipients with 550: bounces pass the fail line, the domain's broadcast waits while a transactional
-// email goes out, and PATCH /domains/:id {sending_paused: false} sends the rest, each once.
+// recipients with 550: bounces pass the fail line, the domain's broadcast and an automation's send step
+// wait while a transactional email goes out, and PATCH /domains/:id {sending_paused: false} sends the
+// rest, each once.
 // MAILROOM_GUARD_MIN_SENDS is lowered to 20 (default 200) so that 25 bounces are enough.
 
 const BOUNCES = 25;
@@ -82,6 +83,27 @@ for (const dialect of dialects) {
       assert.match(body.message, /sending_paused/);
     });
 
+    it("holds an automation's send_email step while paused: its job waits, no email is written", async () => {
+      const template = await t.resend.templates.create({ name: 'tip', alias: 'tip', from: 'News <news@news.test>', subject: 'Tip', html: '<p>A tip</p>' }).publish();
+      assert.equal(template.error, null);
+      const { error } = await t.resend.automations.create({
+        status: 'enabled',
+        name: 'Tips',
+        steps: [
+          { key: 'start', type: 'trigger', config: { eventName: 'tips.start' } },
+          { key: 'mail', type: 'send_email', config: { template: { id: template.data.id } } },
+        ],
+        connections: [{ from: 'start', to: 'mail' }],
+      });
+      assert.equal(error, null, JSON.stringify(error));
+      await t.resend.events.send({ event: 'tips.start', email: 'good-tips@dest.test' });
+      await eventually(async () => {
+        const waiting = await t.ctx.db.selectFrom('jobs').select('id').where('task', '=', 'automation-step').where('locked_by', 'is', null).where('run_at', '>', t.clock.now()).execute();
+        return waiting.length === 1 || undefined;
+      });
+      assert.equal(await count(t, (q) => q.where('to', 'like', '%good-tips@dest.test%')), 0);
+    });
+
     it('resumes with PATCH {sending_paused: false}: the rest of the broadcast is delivered, each email once', async () => {
       const { status } = await requestJson(t, 'PATCH', `/domains/${domainId}`, { sending_paused: false });
       assert.equal(status, 200);
@@ -94,6 +116,8 @@ for (const dialect of dialects) {
       await eventually(async () => (await count(t, (q) => q.where('broadcast_id', '=', broadcastId).where('last_event', '=', 'delivered'))) === CONTACTS || undefined, 30_000);
       const news = relay.messages.filter((m) => m.parsed.subject === 'News').flatMap((m) => m.to).sort();
       assert.deepEqual(news, Array.from({ length: CONTACTS }, (_, i) => `good-${i}@dest.test`).sort());
+      await eventually(() => relay.messages.find((m) => m.to.includes('good-tips@dest.test')), 30_000);
+      assert.equal(relay.messages.filter((m) => m.to.includes('good-tips@dest.test')).length, 1);
       // The bounces that paused it are not counted again.
       assert.equal((await requestJson(t, 'GET', `/domains/${domainId}`)).body.sending_paused, null);
     });
