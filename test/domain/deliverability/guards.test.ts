@@ -74,6 +74,8 @@ for (const dialect of dialects) {
       await eventually(async () => (await t.resend.emails.get(receipt.id)).data?.last_event === 'delivered' || undefined);
       assert.deepEqual(relay.messages.filter((m) => m.parsed.subject === 'News'), []);
       assert.equal(await count(t, (q) => q.where('broadcast_id', '=', broadcastId).where('last_event', '=', 'queued')), CONTACTS);
+      const { body: broadcast } = await requestJson(t, 'GET', `/broadcasts/${broadcastId}`);
+      assert.deepEqual(broadcast.sending_paused, { ...domain.sending_paused, waiting: CONTACTS });
     });
 
     it('refuses sending_paused: true in Resend’s shape', async () => {
@@ -118,6 +120,7 @@ for (const dialect of dialects) {
       assert.deepEqual(news, Array.from({ length: CONTACTS }, (_, i) => `good-${i}@dest.test`).sort());
       await eventually(() => relay.messages.find((m) => m.to.includes('good-tips@dest.test')), 30_000);
       assert.equal(relay.messages.filter((m) => m.to.includes('good-tips@dest.test')).length, 1);
+      assert.equal((await requestJson(t, 'GET', `/broadcasts/${broadcastId}`)).body.sending_paused, null);
       // The bounces that paused it are not counted again.
       assert.equal((await requestJson(t, 'GET', `/domains/${domainId}`)).body.sending_paused, null);
     });
