@@ -70,12 +70,13 @@ export async function createBroadcast(ctx: Context, input: CreateBroadcastInput)
 /** Resend's broadcast object; `audience_id` is the legacy name of `segment_id`. */
 export async function getBroadcast(ctx: Context, id: string) {
   const { property_fallbacks: _, fanout_cursor: __, ...row } = await findOrThrow(ctx, id);
-  return { object: 'broadcast' as const, ...row, audience_id: row.segment_id, sending_paused: await heldEmails(ctx, row) };
+  const held = await heldEmails(ctx, row);
+  return { object: 'broadcast' as const, ...row, audience_id: row.segment_id, ...(held ? { sending_paused: held } : {}) };
 }
 
 /**
- * Mailroom's: while the guards pause the broadcast's domain, why, since when, and how many of its emails
- * wait (they go once it is resumed); null otherwise.
+ * Mailroom's, shown only then (Resend's object is otherwise unchanged): while the guards pause the
+ * broadcast's domain, why, since when, and how many of its emails wait (they go once it is resumed).
  */
 async function heldEmails(ctx: Context, row: { id: string; from: string; status: BroadcastStatus }) {
   if (row.status !== 'sending' && row.status !== 'sent') return null;
