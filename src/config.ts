@@ -95,6 +95,17 @@ export interface Config {
   readonly smtpHealthPort: number | undefined;
   readonly logLevel: string;
   readonly allowPrivateAttachmentUrls: boolean;
+  /** When a domain's marketing mail is paused (domain/deliverability/guards.ts). */
+  readonly guards: {
+    /** Messages sent in the last 24 hours before a rate counts. */
+    readonly minSends: number;
+    /** Bounced / sent above this pauses. */
+    readonly bounceRate: number;
+    /** Complained / delivered above this pauses. */
+    readonly complaintRate: number;
+    /** How long paused mail waits before it looks again. */
+    readonly recheckMs: number;
+  };
   readonly webhooks: {
     /** An endpoint whose every delivery failed for this long is disabled. */
     readonly disableAfterMs: number;
@@ -172,6 +183,16 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (!Number.isInteger(value) || value < min || value > max) {
     fail(name, `expected a whole number from ${min} to ${max}, got "${raw}"`);
   }
+  return value;
+}
+
+/** A rate written as a fraction (0.04) or a percentage (4%), from 0 to 1. */
+function rate(env: Env, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const percent = raw.endsWith('%');
+  const value = Number(percent ? raw.slice(0, -1) : raw) / (percent ? 100 : 1);
+  if (raw === '%' || !Number.isFinite(value) || value < 0 || value > 1) fail(name, `expected a rate such as 0.04 or 4%, got "${raw}"`);
   return value;
 }
 
@@ -470,6 +491,12 @@ export function readConfig(env: Env = process.env): Config {
     smtpHealthPort: env.SMTP_HEALTH_PORT ? integer(env, 'SMTP_HEALTH_PORT', 0, 1, 65535) : undefined,
     logLevel: logLevel(env),
     allowPrivateAttachmentUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_ATTACHMENT_URLS', false),
+    guards: Object.freeze({
+      minSends: integer(env, 'MAILROOM_GUARD_MIN_SENDS', 200, 1, 1_000_000_000),
+      bounceRate: rate(env, 'MAILROOM_GUARD_BOUNCE_RATE', 0.04),
+      complaintRate: rate(env, 'MAILROOM_GUARD_COMPLAINT_RATE', 0.003),
+      recheckMs: integer(env, 'MAILROOM_GUARD_RECHECK_MS', 60_000, 100, 86_400_000),
+    }),
     webhooks: Object.freeze({ disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_DAYS', 5, 1, 365) * 86_400_000 }),
     allowPrivateWebhookUrls: boolean(env, 'MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS', false),
     secret: secret(env),

@@ -133,6 +133,14 @@ describe('configuration', () => {
     assert.throws(() => readConfig({ MAILROOM_DNSBL_ZONES: 'not a zone' }), /Invalid MAILROOM_DNSBL_ZONES/);
   });
 
+  it('reads the guards: rates as fractions or percentages, from 0 to 1', () => {
+    assert.deepEqual(readConfig({}).guards, { minSends: 200, bounceRate: 0.04, complaintRate: 0.003, recheckMs: 60_000 });
+    const set = readConfig({ MAILROOM_GUARD_MIN_SENDS: '50', MAILROOM_GUARD_BOUNCE_RATE: '5%', MAILROOM_GUARD_COMPLAINT_RATE: '0.002' }).guards;
+    assert.deepEqual([set.minSends, set.bounceRate, set.complaintRate], [50, 0.05, 0.002]);
+    for (const bad of ['%', 'high', '150%', '-0.1', '2']) assert.throws(() => readConfig({ MAILROOM_GUARD_BOUNCE_RATE: bad }), /Invalid MAILROOM_GUARD_BOUNCE_RATE: expected a rate such as 0\.04 or 4%/);
+    assert.throws(() => readConfig({ MAILROOM_GUARD_MIN_SENDS: '0' }), /Invalid MAILROOM_GUARD_MIN_SENDS/);
+  });
+
   it('refuses a SQLite file in a folder that does not exist, but for the default ./data', () => {
     const missing = join(tmpdir(), `mailroom-missing-${process.pid}`, 'mailroom.db');
     assert.throws(() => readConfig({ DATABASE_URL: missing }), (error: Error) => error instanceof ConfigError && error.message.includes('DATABASE_URL'));

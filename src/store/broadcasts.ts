@@ -105,3 +105,14 @@ export async function findPropertyValuesOf(db: Db, contactIds: string[], keys: s
 export async function deleteRecipients(tx: Tx, broadcastId: string): Promise<void> {
   await tx.deleteFrom('broadcast_recipients').where('broadcast_id', '=', broadcastId).execute();
 }
+
+/** A broadcast's emails still waiting to be sent (`queued`): while its domain is paused, those the guards hold. */
+export async function countQueuedEmails(db: Db, broadcastId: string): Promise<number> {
+  const row = await db
+    .selectFrom('emails')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('broadcast_id', '=', broadcastId)
+    .where('last_event', '=', 'queued')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -19,7 +19,21 @@ export type Verification = Pick<DomainRow, 'status' | 'record_statuses' | 'verif
 
 /** The settings PATCH /domains/:id may change. */
 export type DomainSettings = Partial<
-  Pick<DomainRow, 'open_tracking' | 'click_tracking' | 'tracking_subdomain' | 'tracking_id' | 'tracking_created_at' | 'tls' | 'sending' | 'receiving' | 'daily_limit'>
+  Pick<
+    DomainRow,
+    | 'open_tracking'
+    | 'click_tracking'
+    | 'tracking_subdomain'
+    | 'tracking_id'
+    | 'tracking_created_at'
+    | 'tls'
+    | 'sending'
+    | 'receiving'
+    | 'daily_limit'
+    | 'sending_paused_reason'
+    | 'sending_paused_at'
+    | 'sending_resumed_at'
+  >
 >;
 
 /** The statuses as their column keeps them; the verify job quotes this text when it retries. */
@@ -87,4 +101,15 @@ export async function setVerification(tx: Db | Tx, id: string, verification: Ver
 export async function deleteDomain(tx: Tx, id: string): Promise<boolean> {
   const result = await tx.deleteFrom('domains').where('id', '=', id).executeTakeFirst();
   return result.numDeletedRows > 0n;
+}
+
+/** Pauses a domain's marketing mail unless it is paused already: true when this call paused it. */
+export async function pauseSending(tx: Tx, id: string, reason: string, at: string): Promise<boolean> {
+  const result = await tx
+    .updateTable('domains')
+    .set({ sending_paused_reason: reason, sending_paused_at: at })
+    .where('id', '=', id)
+    .where('sending_paused_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }

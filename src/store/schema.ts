@@ -366,6 +366,11 @@ export interface DomainTable {
   /** The DKIM private key, PKCS#8 PEM sealed with MAILROOM_SECRET (encryption.ts); never returned. */
   dkim_private_key: string;
   created_at: string;
+  /** Why the guards paused its marketing mail (domain/deliverability/guards.ts); null while it sends. */
+  sending_paused_reason: string | null;
+  sending_paused_at: string | null;
+  /** Epoch ms of the last resume: the guards count only what was sent after it. */
+  sending_resumed_at: number | null;
 }
 
 /** What a domain with a daily_limit sent each UTC day (`YYYY-MM-DD`). */

@@ -9,13 +9,15 @@ import { page } from '../layout.ts';
 import { pager, readPage } from '../paging.ts';
 
 // Domains: the list with each status, a form that adds one, and a domain's detail with the DNS records
-// to publish and a Verify button; the domain functions of GET and POST /domains and POST /domains/:id/verify.
+// to publish, a Verify button, and the guards' pause with a Resume button; the domain functions of GET
+// and POST /domains, POST /domains/:id/verify and PATCH /domains/:id {sending_paused: false}.
 
 const PAGE_SIZE = 50;
 /** What the last change did, named in the redirect: fixed texts only. */
 const NOTICES: Record<string, string> = {
   created: 'Domain added: publish these records at your DNS provider, then verify.',
   verifying: 'Looking the records up now, then again for 72 hours until they are all found. Reload to see the status.',
+  resumed: 'Marketing mail resumed: the broadcast emails and automation steps that waited go out now.',
 };
 type Query = Record<string, string | undefined>;
 
@@ -81,7 +83,15 @@ ${pager('/dashboard/domains', query, result)}`;
     const csrfToken = request.session!.csrfToken;
     const domain = await domains.getDomain(ctx, pathId(request, 'id', 'Domain'));
     const feedback = await lastFeedback(ctx, domain.name);
-    const content = html`<dl class="facts">
+    const paused = domain.sending_paused;
+    const banner = paused
+      ? html`<section class="notice" role="alert" aria-labelledby="paused"><h2 id="paused">Marketing mail paused</h2>
+<p>${paused.reason} Broadcasts and automations from ${domain.name} wait since ${when(paused.since.replace("T", " "))}; transactional mail goes on.</p>
+<form class="inline" method="post" action="/dashboard/domains/${domain.id}/resume">
+<input type="hidden" name="_csrf" value="${csrfToken}"><button type="submit">Resume marketing mail</button>
+</form></section>`
+      : '';
+    const content = html`${banner}<dl class="facts">
 <dt>Status</dt><dd>${status(domain.status)}</dd>
 <dt>Sending</dt><dd>${domain.capabilities.sending}</dd>
 <dt>Receiving</dt><dd>${domain.capabilities.receiving}</dd>
@@ -101,6 +111,12 @@ ${pager('/dashboard/domains', query, result)}`;
 ${recordTable(domain.records)}</section>`;
     const notice = query.done ? NOTICES[query.done] : undefined;
     return reply.type('text/html; charset=utf-8').send(page(domain.name, content, { section: 'domains', csrfToken, notice }));
+  });
+
+  app.post('/domains/:id/resume', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
+    const id = pathId(request, 'id', 'Domain');
+    await domains.updateDomain(ctx, id, { sending_paused: false });
+    return reply.redirect(`/dashboard/domains/${id}?done=resumed`, 303);
   });
 
   app.post('/domains/:id/verify', { config: dashboard, schema: { hide: true } }, async (request, reply) => {

@@ -19,6 +19,8 @@ import { emailTables } from '../emails/emails.ts';
 import { prepareEmail, type PreparedEmail, type SendEmailInput } from '../emails/email-input.ts';
 import { enqueue, jobKey, remove } from '../../jobs/enqueue.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
+import { marketingPause } from '../deliverability/guards.ts';
+import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { refusedToContact } from '../recipients/policy.ts';
 import type { ConnectionType, ContactUpdateConfig, Graph, SendEmailConfig, Step, StepType } from './graph.ts';
 import { evaluate, fieldValue, textOf, type RuleScope } from './rules.ts';
@@ -103,6 +105,8 @@ interface Outcome {
   branch?: ConnectionType;
   /** The writes that go with it, in the step's transaction. */
   write?: (tx: Tx) => Promise<void>;
+  /** Not run yet: the step waits until then, its attempt given back (the guards pause its domain). */
+  postponeUntil?: number;
 }
 
 const failed = (error: unknown): Outcome => ({
@@ -146,6 +150,9 @@ async function sendEmailStep(ctx: Context, config: SendEmailConfig, contact: Con
     if (error instanceof AppError) return failed(error);
     throw error;
   }
+  // The guards pause the marketing mail of its domain: the step waits, and sends once resumed.
+  const domain = await ctx.domains.find(domainOf(parseMailbox(prepared.email.from, 'from').address));
+  if (domain && (await marketingPause(ctx, domain))) return { status: 'skipped', postponeUntil: ctx.clock.now() + ctx.config.guards.recheckMs };
   const rows = await emailTables(ctx, [prepared]);
   return {
     status: 'completed',
@@ -251,6 +258,7 @@ export async function runStep(ctx: Context, attempt: Attempt<'automation-step'>)
   const graph = await graphOf(ctx.db, run.version_id);
   const step = graph.steps.find((s) => s.key === row.key)!;
   const outcome = await work(ctx, step, run);
+  if (outcome.postponeUntil !== undefined) return { ending: { end: 'postpone', until: outcome.postponeUntil } };
   return done(async (tx) => {
     const locked = await runs.lockRun(tx, run.id);
     if (locked?.status !== 'running') return;

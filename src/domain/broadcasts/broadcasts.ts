@@ -9,6 +9,8 @@ import type { BroadcastStatus } from '../../store/schema.ts';
 import { checkContent, checkNewContent, checkSendable, type BroadcastInput, type CreateBroadcastInput } from './broadcast-input.ts';
 import { enqueue, jobKey, remove } from '../../jobs/enqueue.ts';
 import { parseScheduledAt } from '../emails/schedule.ts';
+import { domainOf, parseMailbox } from '../recipients/addresses.ts';
+import { pauseOf } from '../sending-domains/domains.ts';
 
 // The life of a broadcast: draft -> (send) queued, or scheduled -> (the worker) sending -> sent;
 // cancel takes a scheduled one back to draft and a queued one to canceled. Every transition is one
@@ -68,7 +70,19 @@ export async function createBroadcast(ctx: Context, input: CreateBroadcastInput)
 /** Resend's broadcast object; `audience_id` is the legacy name of `segment_id`. */
 export async function getBroadcast(ctx: Context, id: string) {
   const { property_fallbacks: _, fanout_cursor: __, ...row } = await findOrThrow(ctx, id);
-  return { object: 'broadcast' as const, ...row, audience_id: row.segment_id };
+  const held = await heldEmails(ctx, row);
+  return { object: 'broadcast' as const, ...row, audience_id: row.segment_id, ...(held ? { sending_paused: held } : {}) };
+}
+
+/**
+ * Mailroom's, shown only then (Resend's object is otherwise unchanged): while the guards pause the
+ * broadcast's domain, why, since when, and how many of its emails wait (they go once it is resumed).
+ */
+async function heldEmails(ctx: Context, row: { id: string; from: string; status: BroadcastStatus }) {
+  if (row.status !== 'sending' && row.status !== 'sent') return null;
+  const domain = await ctx.domains.find(domainOf(parseMailbox(row.from, 'from').address));
+  const pause = domain ? pauseOf(domain) : null;
+  return pause && { ...pause, waiting: await store.countQueuedEmails(ctx.db, row.id) };
 }
 
 /** GET /broadcasts: list rows without the content. */

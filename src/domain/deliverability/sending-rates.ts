@@ -24,9 +24,9 @@ export interface SendingRecord {
   broadcastSent: number;
 }
 
-/** What the domain's mail did in the last 7 days, up to `now`. */
-export async function sendingRecord(ctx: Context, name: string, now: number): Promise<SendingRecord> {
-  const scope = { from: slotOf(now - RATE_DAYS * 86_400_000), to: slotOf(now) + SLOT_MS, domains: [name], metrics: ['sent', 'delivered', 'bounced', 'complained'] };
+/** What the domain's mail did from `since` (the last 7 days by default; the rollup's 15-minute slots) up to `now`. */
+export async function sendingRecord(ctx: Context, name: string, now: number, since = now - RATE_DAYS * 86_400_000): Promise<SendingRecord> {
+  const scope = { from: slotOf(since), to: slotOf(now) + SLOT_MS, domains: [name], metrics: ['sent', 'delivered', 'bounced', 'complained'] };
   const sums = await sumMetrics(ctx.db, scope, { slot: false, domain: false, broadcast: true });
   const record: SendingRecord = { sent: 0, delivered: 0, bounced: 0, complained: 0, broadcastSent: 0 };
   for (const sum of sums) {
@@ -37,7 +37,7 @@ export async function sendingRecord(ctx: Context, name: string, now: number): Pr
   return record;
 }
 
-const ratio = (numerator: number, denominator: number) => (denominator === 0 ? 0 : numerator / denominator);
+export const ratio = (numerator: number, denominator: number) => (denominator === 0 ? 0 : numerator / denominator);
 
 /** A rate against its thresholds: above `fail` fails, above `warn` warns. */
 function rateFinding(value: number, warn: number, fail: number, said: string, fix: string): Finding {

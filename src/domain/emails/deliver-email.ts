@@ -11,6 +11,7 @@ import { recordRelayIds } from '../feedback/relay-ids.ts';
 import { simulatedOutcome } from '../outcomes/test-addresses.ts';
 import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { refusedAtSend } from '../recipients/policy.ts';
+import { marketingPause } from '../deliverability/guards.ts';
 import { countSent, dailyAllowance, type DailyAllowance } from '../sending-domains/daily-limit.ts';
 import { findEmailWithBody } from './emails.ts';
 import { sendMessage, type Sending } from './send-message.ts';
@@ -35,6 +36,10 @@ export async function deliverEmail(ctx: Context, attempt: Attempt<'send-email'>)
   const email = await findEmailWithBody(ctx, emailId);
   const pending = email ? (await emails.findRecipients(ctx.db, emailId)).filter((r) => PENDING.has(r.status)) : [];
   if (!email || pending.length === 0) return done();
+  const from = parseMailbox(email.from, 'from').address;
+  const domain = await ctx.domains.find(domainOf(from));
+  // A broadcast's email waits while the guards pause its domain's marketing mail; transactional mail goes on.
+  if (email.broadcast_id !== null && domain && (await marketingPause(ctx, domain))) return { ending: { end: 'postpone', until: ctx.clock.now() + ctx.config.guards.recheckMs } };
 
   const outcomes: Sending[] = [];
   const real: string[] = [];
@@ -46,8 +51,6 @@ export async function deliverEmail(ctx: Context, attempt: Attempt<'send-email'>)
     else if (simulated) outcomes.push({ address, verdict: classify(simulated.answer), before: simulated.before, after: simulated.after, response: simulated.answer.response });
     else real.push(address);
   }
-  const from = parseMailbox(email.from, 'from').address;
-  const domain = await ctx.domains.find(domainOf(from));
   // A sending domain's daily cap: the recipients over it wait for the next UTC day. Capture sends nothing.
   const allowance = ctx.transport.kind === 'capture' ? undefined : await dailyAllowance(ctx, domain);
   if (allowance && real.length > allowance.remaining) {

@@ -21,6 +21,8 @@ export interface DomainSettingsInput {
   daily_limit?: number | null;
   capabilities?: { sending?: string; receiving?: string };
   tracking_subdomain?: string;
+  /** Only false: resumes marketing mail the guards paused (domain/deliverability/guards.ts). */
+  sending_paused?: boolean;
 }
 
 export interface DomainInput extends DomainSettingsInput {
@@ -60,6 +62,8 @@ function settingsOf(input: DomainSettingsInput): store.DomainSettings {
   const receiving = capability(input.capabilities?.receiving, 'capabilities.receiving');
   if (sending) settings.sending = sending;
   if (receiving) settings.receiving = receiving;
+  if (input.sending_paused === true) throw invalidField('sending_paused', 'only false is accepted: it resumes marketing mail the guards paused; Mailroom pauses it itself.');
+  if (input.sending_paused === false) Object.assign(settings, { sending_paused_reason: null, sending_paused_at: null });
   return settings;
 }
 
@@ -70,7 +74,17 @@ function checkCapabilities(domain: Pick<store.DomainRow, 'sending' | 'receiving'
   }
 }
 
-/** Resend's domain object (POST answers it without `object`), plus Mailroom's `custom_return_path`, `tls` and `daily_limit`. */
+export interface SendingPause {
+  reason: string;
+  since: string;
+}
+
+/** The pause of marketing mail a domain row records, as its object and events show it; null while it sends. */
+export function pauseOf(row: Pick<store.DomainRow, 'sending_paused_reason' | 'sending_paused_at'>): SendingPause | null {
+  return row.sending_paused_at === null ? null : { reason: row.sending_paused_reason ?? '', since: isoTime(row.sending_paused_at) };
+}
+
+/** Resend's domain object (POST answers it without `object`), plus Mailroom's `custom_return_path`, `tls`, `daily_limit` and `sending_paused`. */
 function toDomain(ctx: Context, row: store.DomainRow) {
   return {
     id: row.id,
@@ -85,14 +99,17 @@ function toDomain(ctx: Context, row: store.DomainRow) {
     custom_return_path: row.custom_return_path,
     tls: row.tls,
     daily_limit: row.daily_limit,
+    sending_paused: pauseOf(row),
     records: recordsOf(row, ctx.config),
   };
 }
 
 /** A domain.* webhook event: the domain as it stands, with its records. */
 export function domainEvent(ctx: Context, type: 'domain.created' | 'domain.updated' | 'domain.deleted', row: store.DomainRow): NewEvent {
-  const { id, name, status, created_at, region, capabilities, records } = toDomain(ctx, row);
-  return { type, data: { id, name, status, created_at: isoTime(created_at), region, capabilities, records } };
+  const { id, name, status, created_at, region, capabilities, records, sending_paused } = toDomain(ctx, row);
+  const data = { id, name, status, created_at: isoTime(created_at), region, capabilities, records };
+  // Mailroom's: whether the guards hold its marketing mail, on the changes of a domain.
+  return { type, data: type === 'domain.updated' ? { ...data, sending_paused } : data };
 }
 
 /** The id and time a tracking subdomain set for the first time gets (tracking-domains.ts): none for other changes. */
@@ -140,6 +157,9 @@ export async function createDomain(ctx: Context, input: DomainInput) {
     dkim_public_key: key.publicKey,
     dkim_private_key: key.sealedPrivateKey,
     created_at: toTimestamp(ctx.clock.now()),
+    sending_paused_reason: null,
+    sending_paused_at: null,
+    sending_resumed_at: null,
   };
   const inserted = await ctx.writer.transaction(async (tx) => {
     if (!(await store.insertDomain(tx, row))) return false;
@@ -191,6 +211,8 @@ export async function changeDomain(ctx: Context, id: string, changes: store.Doma
     if (!before) throw notFound('Domain');
     check?.(before);
     const settings = { ...changes, ...trackingIdentity(changes, toTimestamp(now), before) };
+    // A resume: the guards count from now on, not the bounces that paused it.
+    if (changes.sending_paused_at === null && before.sending_paused_at !== null) settings.sending_resumed_at = now;
     const after = { ...before, ...settings };
     checkCapabilities(after);
     await store.updateDomain(tx, id, settings);

@@ -48,6 +48,8 @@ const Broadcast = Type.Object({
   preview_text: Nullable(Type.String()),
   html: Nullable(Type.String()),
   text: Nullable(Type.String()),
+  // Mailroom's, only while the guards pause its domain: why, since when, and how many of its emails wait.
+  sending_paused: Type.Optional(Type.Object({ reason: Type.String(), since: Type.String(), waiting: Type.Integer() })),
 });
 
 const answer = async (result: Promise<{ id: string }>) => ({ object: 'broadcast' as const, ...(await result) });

@@ -10,6 +10,10 @@ const Capabilities = Type.Object({
   receiving: Type.Optional(Str(MAX.short, '"enabled" or "disabled" (default): enabled adds the Receiving MX record')),
 });
 
+const SendingPause = Type.Union([Type.Object({ reason: Type.String(), since: Type.String() }), Type.Null()], {
+  description: 'Mailroom: why and since when the guards hold its marketing mail (broadcasts, automations); null while it sends',
+});
+
 const Settings = {
   open_tracking: Type.Optional(Type.Boolean()),
   click_tracking: Type.Optional(Type.Boolean()),
@@ -19,6 +23,11 @@ const Settings = {
   daily_limit: Type.Optional(
     Type.Union([Type.Integer(), Type.Null()], { description: 'Mailroom: messages it may send a UTC day (warm-up); the rest waits for the next day. null: no limit (default)' }),
   ),
+};
+
+const Update = {
+  ...Settings,
+  sending_paused: Type.Optional(Type.Boolean({ description: 'Mailroom: false resumes marketing mail the guards paused; true is refused' })),
 };
 
 const DomainRecord = Type.Object({
@@ -48,6 +57,7 @@ const DomainBody = Type.Object({
   custom_return_path: Type.String(),
   tls: Type.String(),
   daily_limit: Type.Union([Type.Integer(), Type.Null()]),
+  sending_paused: SendingPause,
   records: Type.Array(DomainRecord),
 });
 
@@ -90,7 +100,7 @@ export function domainRoutes(app: App, ctx: Context): void {
   app.patch(
     `/domains/:id${UUID}`,
     {
-      schema: { summary: 'Update a domain', params: IdParams, body: Type.Object(Settings), response: { 200: objectId('domain') } },
+      schema: { summary: 'Update a domain', params: IdParams, body: Type.Object(Update), response: { 200: objectId('domain') } },
     },
     async (request) => {
       await domains.updateDomain(ctx, request.params.id, request.body);
