@@ -79,8 +79,8 @@ export const WARM_UP = 2000;
 
 const BATCH = 100;
 
-/** Posts n emails to /emails/batch, `BATCH` a request, `inFlight` requests at once; resolves when all are accepted. */
-export async function postBatches(url: string, n: number, inFlight: number, offset: number): Promise<void> {
+/** Posts n emails (the i-th `payload(offset + i)`) to /emails/batch, `BATCH` a request, `inFlight` requests at once; resolves when all are accepted. */
+export async function postBatches(url: string, n: number, inFlight: number, offset: number, payload: (i: number) => object = emailPayload): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
   const { hostname, port } = new URL(url);
   const headers = { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' };
@@ -89,7 +89,7 @@ export async function postBatches(url: string, n: number, inFlight: number, offs
     while (next < n) {
       const first = next;
       next += BATCH;
-      const body = JSON.stringify(Array.from({ length: Math.min(BATCH, n - first) }, (_, i) => emailPayload(offset + first + i)));
+      const body = JSON.stringify(Array.from({ length: Math.min(BATCH, n - first) }, (_, i) => payload(offset + first + i)));
       await new Promise<void>((resolve, reject) => {
         const request = http.request({ agent, hostname, port, path: '/emails/batch', method: 'POST', headers }, (response) => {
           response.resume();

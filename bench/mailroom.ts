@@ -24,10 +24,11 @@ function launch(args: string[], env: Record<string, string>): ChildProcess {
   });
 }
 
-/** A `--role worker` process on `databaseUrl`, started apart (after work was queued, say); resolves its stop. */
-export function startWorkerProcess(databaseUrl: string, env: Record<string, string> = {}): () => Promise<void> {
+/** A `--role worker` process on `databaseUrl`, started apart (after work was queued, say): its stop, which carries its pid. */
+export function startWorkerProcess(databaseUrl: string, env: Record<string, string> = {}): (() => Promise<void>) & { pid: number } {
   const child = launch(['--role', 'worker'], { DATABASE_URL: databaseUrl, ...env });
-  return () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))));
+  const stop = () => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))));
+  return Object.assign(stop, { pid: child.pid! });
 }
 
 /**

@@ -7,9 +7,10 @@ export interface Sink {
   close(): void;
 }
 
-/** Starts the SMTP sink in a child process. */
-export async function startSink(): Promise<Sink> {
-  const child: ChildProcess = fork(new URL('./sink-server.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
+/** Starts the SMTP sink in a child process; with `delayMs` it answers each message after least to most ms. */
+export async function startSink(delayMs?: { least: number; most: number }): Promise<Sink> {
+  const args = delayMs ? ['--delay', `${delayMs.least}-${delayMs.most}`] : [];
+  const child: ChildProcess = fork(new URL('./sink-server.ts', import.meta.url), args, { execArgv: ['--import', 'tsx'] });
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   return {
     url: `smtp://127.0.0.1:${port}`,
