@@ -53,6 +53,10 @@ export async function insertTables(tx: Tx, rows: Rows): Promise<void> {
   if (rows.jobs && rows.jobs.length > 0) markJobsAdded(tx);
 }
 
+/** How many parameters inserting `rows` binds: each row's columns (rows of a table have the same columns). */
+export const parameterCount = (rows: Rows) =>
+  Object.values(rows).reduce((sum, list) => sum + (list.length > 0 ? list.length * Object.keys(list[0]!).length : 0), 0);
+
 /** PostgreSQL binds at most 65,535 parameters per statement. */
 export const MAX_POSTGRES_PARAMETERS = 60_000;
 
@@ -63,8 +67,7 @@ export const MAX_POSTGRES_PARAMETERS = 60_000;
  */
 export async function insertInOneStatement(db: Db, rows: Rows): Promise<void> {
   const tables = (Object.entries(rows) as [keyof Database, Insertable<Database[keyof Database]>[]][]).filter(([, list]) => list.length > 0);
-  const parameters = tables.reduce((sum, [, list]) => sum + list.length * Object.keys(list[0]!).length, 0);
-  if (parameters > MAX_POSTGRES_PARAMETERS) return db.transaction().execute((tx) => insertTables(tx, rows));
+  if (parameterCount(rows) > MAX_POSTGRES_PARAMETERS) return db.transaction().execute((tx) => insertTables(tx, rows));
   if (tables.length === 0) return;
   const clauses = tables.map(([table, list], i) => sql`${sql.raw(`rows_${i}`)} as (${withConflictRule(table)(db.insertInto(table).values(list))})`);
   await sql`with ${sql.join(clauses)} select 1`.execute(db);

@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely';
 import { faultOf } from '../availability.ts';
 import type { Db } from '../db.ts';
-import { insertInOneStatement, MAX_POSTGRES_PARAMETERS, type Rows } from '../insert-rows.ts';
+import { insertInOneStatement, MAX_POSTGRES_PARAMETERS, parameterCount, type Rows } from '../insert-rows.ts';
 import type { Database } from '../schema.ts';
 
 // Group commit for PostgreSQL's inserts of plain rows (POST /emails, the request logs): the requests
@@ -20,8 +20,6 @@ export interface GroupInserts {
   /** Waits for the groups under way and waiting. */
   close(): Promise<void>;
 }
-
-const parametersOf = (rows: Rows) => Object.values(rows).reduce((sum, list) => sum + (list.length > 0 ? list.length * Object.keys(list[0]!).length : 0), 0);
 
 /** The rows of several requests as one: each table's rows after one another. */
 function merged(group: Request[]): Rows {
@@ -68,7 +66,7 @@ export function groupInserts(db: Db): GroupInserts {
   return {
     insert: (rows) =>
       new Promise<void>((resolve, reject) => {
-        queue.push({ rows, parameters: parametersOf(rows), resolve, reject });
+        queue.push({ rows, parameters: parameterCount(rows), resolve, reject });
         // Requests of the same turn of the event loop join the first group.
         writing ??= new Promise<void>((started) => setImmediate(started)).then(drain);
       }),
