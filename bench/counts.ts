@@ -1,4 +1,4 @@
-// The work PostgreSQL does for each thing Mailroom does, counted on the wire (pg-counter.ts): statements
+// The work PostgreSQL does for each thing Mailroom does, counted on the wire (test/support/pg-counter.ts): statements
 // and round trips per email accepted one a request and in batches of 100, per email delivered with many
 // in flight and alone, and per webhook post. An API process and a worker process, as `npm start`
 // configures them, each talk to the database through a proxy of its own, so each is counted apart;
@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { Figure } from './delivery.ts';
 import { postBatches, postEmails } from './delivery.ts';
 import { BENCH_KEY, startMailroom, startWorkerProcess } from './mailroom.ts';
-import { startPgCounter, type Counts, type PgCounter } from './pg-counter.ts';
+import { startPgCounter, type Counts, type PgCounter } from '../test/support/pg-counter.ts';
 import { query } from './scale.ts';
 import { startSink, waitForCount, type Sink } from './sink.ts';
 import { postgresSchema } from '../test/support/postgres-schema.ts';

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { isPostgres, later, openDb, type Db } from '../../src/store/db.ts';
+import { isPostgres, later, openDb, type Db, type Tx } from '../../src/store/db.ts';
 import { inlineParameters } from '../../src/store/postgres/inline-parameters.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/harness.ts';
+import { startPgCounter } from '../support/pg-counter.ts';
 
 // Writes whose answer nobody reads wait for the transaction's next read or its commit on PostgreSQL,
 // their parameters written in as literals (store/postgres/write-behind.ts): what they store, what a
@@ -66,6 +67,46 @@ for (const dialect of dialects) {
         /changed its mind/,
       );
       assert.equal((await probes(db).selectFrom('write_behind_probe').select('id').where('id', '=', 'never').execute()).length, 0);
+    });
+  });
+}
+
+if (dialects.includes('postgres')) {
+  describe('write-behind on the wire (postgres)', () => {
+    it('a transaction of writes alone is one round trip; a read among them adds one, carrying the writes before it', async () => {
+      const database = await createTestDatabase('postgres');
+      const counter = await startPgCounter(database.url);
+      const db = openDb(counter.url);
+      try {
+        await sql.raw('create table write_behind_probe (id text primary key, t text, b bytea, n bigint)').execute(db);
+        const roundTrips = async (work: (tx: Tx) => Promise<void>) => {
+          const before = counter.counts();
+          await db.transaction().execute(work);
+          const after = counter.counts();
+          return { roundTrips: after.roundTrips - before.roundTrips, statements: after.statements - before.statements };
+        };
+        const write = (tx: Tx, id: string) =>
+          probes(later(tx)).insertInto('write_behind_probe').values({ id, t: null, b: null, n: null }).execute();
+
+        // BEGIN, three inserts and COMMIT: five statements in one message.
+        const threeWrites = async (tx: Tx) => {
+          for (const id of ['a', 'b', 'c']) await write(tx, id);
+        };
+        assert.deepEqual(await roundTrips(threeWrites), { roundTrips: 1, statements: 5 });
+        // BEGIN and two inserts go with the read; the commit is the second round trip.
+        assert.deepEqual(
+          await roundTrips(async (tx) => {
+            await write(tx, 'd');
+            await write(tx, 'e');
+            await probes(tx).selectFrom('write_behind_probe').select('id').execute();
+          }),
+          { roundTrips: 2, statements: 5 },
+        );
+      } finally {
+        await db.destroy();
+        await counter.close();
+        await database.drop();
+      }
     });
   });
 }
