@@ -25,7 +25,8 @@ async function tripped(ctx: Context, domain: DomainRow, now: number): Promise<st
   const { minSends, bounceRate, complaintRate } = ctx.config.guards;
   const resumed = domain.sending_resumed_at === null ? 0 : slotOf(Number(domain.sending_resumed_at)) + SLOT_MS;
   const record = await sendingRecord(ctx, domain.name, now, Math.max(now - GUARD_HOURS * 3_600_000, resumed));
-  // A recipient refused during the SMTP transaction bounces without a `sent`: the sends are both.
+  // A recipient refused during the SMTP transaction bounces without a `sent`: the sends are both. A
+  // bounce reported after a `sent` counts twice, which near a fail line understates the rate by 1/(1 + rate).
   const sends = record.sent + record.bounced;
   if (sends < minSends) return null;
   const bounces = ratio(record.bounced, sends);
