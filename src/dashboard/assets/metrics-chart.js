@@ -38,7 +38,7 @@ function draw(element) {
       ],
       // A rate axis starts at 0 and shows at least 1%, so that a flat 0 does not fill the chart.
       scales: shares.length > 0 ? { '%': { range: (u, min, max) => [0, Math.max(max, 0.01)] } } : {},
-      axes: [{ incrs: STEPS[granularity] }, {}, ...(shares.length > 0 ? [{ scale: '%', side: 1, grid: { show: false }, values: (u, ticks) => ticks.map(percent) }] : [])],
+      axes: [{ incrs: STEPS[granularity] }, {}, ...(shares.length > 0 ? [{ scale: '%', side: 1, size: 70, grid: { show: false }, values: (u, ticks) => ticks.map(percent) }] : [])],
       // The instants of the time axis's ticks, for whoever reads the page (its tests).
       hooks: { draw: [(u) => (element.dataset.ticks = JSON.stringify(u.axes[0]._splits ?? []))] },
     },
