@@ -165,6 +165,22 @@ for (const dialect of dialects) {
       assert.deepEqual(errors, []);
     });
 
+    it("refuses Check now and Resume without the session's CSRF token, and Resume returns to no page its form names", async () => {
+      const domain = await createDomain(t, 'forms.test');
+      const base = `/dashboard/domains/${domain.id}`;
+      for (const path of [`${base}/deliverability`, `${base}/resume`]) {
+        const refused = await page.request.post(path, { form: { _csrf: 'forged' }, maxRedirects: 0 });
+        assert.equal(refused.status(), 403, path);
+        assert.match(await refused.text(), /did not come from the dashboard/, path);
+      }
+      assert.equal((await t.ctx.db.selectFrom('domain_deliverability').select('domain_id').where('domain_id', '=', domain.id).execute()).length, 0);
+      await page.goto(`${base}/deliverability`);
+      const csrf = (await page.locator('meta[name="csrf-token"]').getAttribute('content'))!;
+      const resumed = await page.request.post(`${base}/resume`, { form: { _csrf: csrf, back: '//evil.test/x' }, maxRedirects: 0 });
+      assert.equal(resumed.status(), 303);
+      assert.equal(resumed.headers().location, `${base}?done=resumed`);
+    });
+
     it('shows hostile DNS values as text, in details, fixes and the records to copy', async () => {
       const domain = await createDomain(t, 'hostile.test');
       const script = '<script>document.title="pwned"</script>';
