@@ -15,6 +15,7 @@ import { apiKeyPages } from './pages/api-keys.ts';
 import { automationPages } from './pages/automations.ts';
 import { broadcastPages } from './pages/broadcasts.ts';
 import { contactPages } from './pages/contacts.ts';
+import { domainDeliverabilityPages } from './pages/domain-deliverability.ts';
 import { domainPages } from './pages/domains.ts';
 import { emailPages } from './pages/emails.ts';
 import { metricsPages } from './pages/metrics.ts';
@@ -53,7 +54,7 @@ function contentSecurityPolicy(request: FastifyRequest, publicUrl: string): stri
 const CSS = 'text/css; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
 const SVG = 'image/svg+xml';
-// uPlot draws the metrics chart: served from its package, as our own files are.
+// uPlot draws the charts (metrics, a domain's rates): served from its package, as our own files are.
 const uplot = (name: string) => createRequire(import.meta.url).resolve(`uplot/dist/${name}`);
 
 const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(
@@ -167,6 +168,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       receivedPages(scope, ctx);
       suppressionPages(scope, ctx);
       domainPages(scope, ctx);
+      domainDeliverabilityPages(scope, ctx);
       apiKeyPages(scope, ctx);
       webhookPages(scope, ctx);
       contactPages(scope, ctx);

@@ -3,13 +3,15 @@ import type { Context } from '../../context.ts';
 import { lastFeedback } from '../../domain/feedback/feedback.ts';
 import * as domains from '../../domain/sending-domains/domains.ts';
 import { status, when } from '../page-parts.ts';
+import { afterResume, pauseBanner, RESUMED } from '../pause-banner.ts';
 import { pathId } from '../path-id.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 import { pager, readPage } from '../paging.ts';
 
 // Domains: the list with each status, a form that adds one, and a domain's detail with the DNS records
-// to publish, a Verify button, and the guards' pause with a Resume button; the domain functions of GET
+// to publish, a Verify button, the guards' pause with a Resume button (pause-banner.ts) and a link to its
+// deliverability page (domain-deliverability.ts); the domain functions of GET
 // and POST /domains, POST /domains/:id/verify and PATCH /domains/:id {sending_paused: false}.
 
 const PAGE_SIZE = 50;
@@ -17,7 +19,7 @@ const PAGE_SIZE = 50;
 const NOTICES: Record<string, string> = {
   created: 'Domain added: publish these records at your DNS provider, then verify.',
   verifying: 'Looking the records up now, then again for 72 hours until they are all found. Reload to see the status.',
-  resumed: 'Marketing mail resumed: the broadcast emails and automation steps that waited go out now.',
+  resumed: RESUMED,
 };
 type Query = Record<string, string | undefined>;
 
@@ -83,15 +85,7 @@ ${pager('/dashboard/domains', query, result)}`;
     const csrfToken = request.session!.csrfToken;
     const domain = await domains.getDomain(ctx, pathId(request, 'id', 'Domain'));
     const feedback = await lastFeedback(ctx, domain.name);
-    const paused = domain.sending_paused;
-    const banner = paused
-      ? html`<section class="notice" role="alert" aria-labelledby="paused"><h2 id="paused">Marketing mail paused</h2>
-<p>${paused.reason} Broadcasts and automations from ${domain.name} wait since ${when(paused.since.replace("T", " "))}; transactional mail goes on.</p>
-<form class="inline" method="post" action="/dashboard/domains/${domain.id}/resume">
-<input type="hidden" name="_csrf" value="${csrfToken}"><button type="submit">Resume marketing mail</button>
-</form></section>`
-      : '';
-    const content = html`${banner}<dl class="facts">
+    const content = html`${pauseBanner(domain, csrfToken, 'domain')}<dl class="facts">
 <dt>Status</dt><dd>${status(domain.status)}</dd>
 <dt>Sending</dt><dd>${domain.capabilities.sending}</dd>
 <dt>Receiving</dt><dd>${domain.capabilities.receiving}</dd>
@@ -100,6 +94,7 @@ ${pager('/dashboard/domains', query, result)}`;
 <dt>Tracking</dt><dd>opens ${domain.open_tracking ? 'on' : 'off'}, clicks ${domain.click_tracking ? 'on' : 'off'}</dd>
 <dt>Region</dt><dd>${domain.region}</dd>
 <dt>Added</dt><dd>${when(domain.created_at)}</dd>
+<dt>Deliverability</dt><dd><a href="/dashboard/domains/${domain.id}/deliverability">Checks, fixes and rates</a></dd>
 <dt>Last feedback</dt><dd>${feedback ? html`${feedback.source}, ${when(feedback.at)}` : 'none yet'}</dd>
 <dt>Id</dt><dd><code>${domain.id}</code></dd>
 </dl>
@@ -115,8 +110,9 @@ ${recordTable(domain.records)}</section>`;
 
   app.post('/domains/:id/resume', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Domain');
+    const back = (request.body as Query).back;
     await domains.updateDomain(ctx, id, { sending_paused: false });
-    return reply.redirect(`/dashboard/domains/${id}?done=resumed`, 303);
+    return reply.redirect(afterResume(id, back), 303);
   });
 
   app.post('/domains/:id/verify', { config: dashboard, schema: { hide: true } }, async (request, reply) => {

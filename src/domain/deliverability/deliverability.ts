@@ -91,10 +91,15 @@ export async function checkDeliverability(ctx: Context, id: string) {
   return answer(domain, result);
 }
 
-/** GET /domains/:id/deliverability: the last check; a domain never checked is checked now. */
-export async function getDeliverability(ctx: Context, id: string) {
+/** A domain's last check as the API answers it; null when never checked (the dashboard says so, and offers to check). */
+export async function lastDeliverability(ctx: Context, id: string) {
   const domain = await findDomain(ctx.db, id);
   if (!domain) throw notFound('Domain');
   const last = await findDeliverability(ctx.db, id);
-  return last ? answer(domain, last) : checkDeliverability(ctx, id);
+  return last ? answer(domain, last) : null;
+}
+
+/** GET /domains/:id/deliverability: the last check; a domain never checked is checked now. */
+export async function getDeliverability(ctx: Context, id: string) {
+  return (await lastDeliverability(ctx, id)) ?? checkDeliverability(ctx, id);
 }
