@@ -18,7 +18,7 @@ export interface Tag {
  * An email with its bodies, as the code uses it: lists and objects parsed. The tables keep them as JSON
  * text; this module alone turns one into the other.
  */
-export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_to' | 'headers' | 'tags' | 'personalization' | 'body_removed_at'> {
+export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_to' | 'headers' | 'tags' | 'personalization' | 'body_removed_at' | 'waiting_reason'> {
   to: string[];
   cc: string[];
   bcc: string[];
@@ -31,6 +31,8 @@ export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_
   text: string | null;
   /** Set on a stored email whose bodies retention removed; a new email has none. */
   body_removed_at?: string | null;
+  /** Set on a stored email that waits for its sending domain's cap (domain/sending-domains/daily-limit.ts). */
+  waiting_reason?: string | null;
 }
 
 export type RecipientRow = EmailRecipientTable;
@@ -50,7 +52,7 @@ export interface EmailRows {
   source?: Buffer;
 }
 
-function toTable({ html: _, text: __, ...email }: EmailRow): Omit<EmailTable, 'body_removed_at'> {
+function toTable({ html: _, text: __, ...email }: EmailRow): Omit<EmailTable, 'body_removed_at' | 'waiting_reason'> {
   return {
     ...email,
     to: JSON.stringify(email.to),
@@ -228,8 +230,14 @@ export async function setLastEvent(tx: Db | Tx, id: string, lastEvent: string): 
   await tx.updateTable('emails').set({ last_event: lastEvent }).where('id', '=', id).execute();
 }
 
+/** A new time the sender chose: it replaces a wait for the sending domain's cap. */
 export async function setSchedule(tx: Tx, id: string, scheduledAt: string): Promise<void> {
-  await tx.updateTable('emails').set({ scheduled_at: scheduledAt }).where('id', '=', id).execute();
+  await tx.updateTable('emails').set({ scheduled_at: scheduledAt, waiting_reason: null }).where('id', '=', id).execute();
+}
+
+/** Marks an email as waiting for its sending domain's cap until `until` (its scheduled_at), or no longer (null, null). */
+export async function setWaiting(tx: Db | Tx, id: string, reason: string | null, until: string | null): Promise<void> {
+  await tx.updateTable('emails').set(until === null ? { waiting_reason: null } : { waiting_reason: reason, scheduled_at: until }).where('id', '=', id).execute();
 }
 
 export async function setRecipientStatus(tx: Tx, emailId: string, address: string, status: string): Promise<void> {
