@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { ConfigError, readConfig } from '../../src/config.ts';
+import { ConfigError, PROVIDER_THROTTLES, readConfig } from '../../src/config.ts';
 import { pushesBack } from '../../src/delivery/smtp-reply.ts';
 import { sendJobKey } from '../../src/domain/emails/emails.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../support/harness.ts';
@@ -231,13 +231,33 @@ describe('DELIVERY_THROTTLE', () => {
   const read = (env: Record<string, string>) => readConfig({ DATABASE_URL: ':memory:', ...env });
 
   it('reads rates per second, minute or hour; direct mode adds its default for every other destination', () => {
-    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: 'Google.com=20/s, outlook.com=600/m' }).throttle, [
-      { name: 'google.com', perSecond: 20 },
-      { name: 'outlook.com', perSecond: 10 },
+    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: 'mx.example.com=20/s, mail.example.net=600/m' }).throttle, [
+      { name: 'mx.example.com', perSecond: 20 },
+      { name: 'mail.example.net', perSecond: 10 },
+      ...PROVIDER_THROTTLES,
       { name: '*', perSecond: 10 },
     ]);
-    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: '*=3600/h' }).throttle, [{ name: '*', perSecond: 1 }]);
+    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: '*=3600/h' }).throttle, [...PROVIDER_THROTTLES, { name: '*', perSecond: 1 }]);
     assert.deepEqual(read({ SMTP_URL: 'smtp://relay.test:587' }).throttle, [], 'no limit by default through a relay');
+    assert.deepEqual(read({ SMTP_URL: 'smtp://relay.test:587', DELIVERY_THROTTLE: 'gmail.com=1/s' }).throttle, [{ name: 'gmail.com', perSecond: 1 }], 'no provider defaults through a relay');
+  });
+
+  it('gives Google, Microsoft and Yahoo their own defaults in direct mode, each replaced by a rule of the same name', () => {
+    const rules = read({ DELIVERY_MODE: 'direct' }).throttle;
+    assert.deepEqual(rules, [
+      { name: 'google.com', perSecond: 20 },
+      { name: 'googlemail.com', perSecond: 20 },
+      { name: 'outlook.com', perSecond: 10 },
+      { name: 'yahoodns.net', perSecond: 5 },
+      { name: '*', perSecond: 10 },
+    ]);
+    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: 'Yahoodns.net=60/m,Outlook.com.=2/s' }).throttle, [
+      { name: 'yahoodns.net', perSecond: 1 },
+      { name: 'outlook.com', perSecond: 2 },
+      { name: 'google.com', perSecond: 20 },
+      { name: 'googlemail.com', perSecond: 20 },
+      { name: '*', perSecond: 10 },
+    ]);
   });
 
   it('refuses a malformed rule with one line naming the variable', () => {
