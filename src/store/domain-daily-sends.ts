@@ -15,15 +15,10 @@ export async function addSent(tx: Db | Tx, domainId: string, day: string, count:
     .execute();
 }
 
-/**
- * Counts up to `wanted` messages on `day` while the day stays within `limit`, and returns how many it
- * counted. The day's row is locked while it is read (SQLite: its one writer), so two sends never share a slot.
- */
-export async function reserveSends(tx: Tx, domainId: string, day: string, wanted: number, limit: number): Promise<number> {
+/** Locks the domain's row of `day` (SQLite: its one writer does), so that two sends never share a slot; returns what it sent. */
+export async function lockDay(tx: Tx, domainId: string, day: string): Promise<number> {
   await tx.insertInto('domain_daily_sends').values({ domain_id: domainId, day, sent: 0 }).onConflict((oc) => oc.columns(['domain_id', 'day']).doNothing()).execute();
   const query = tx.selectFrom('domain_daily_sends').select('sent').where('domain_id', '=', domainId).where('day', '=', day);
   const row = await (isPostgres(tx) ? query.forUpdate() : query).executeTakeFirstOrThrow();
-  const granted = Math.max(0, Math.min(wanted, limit - Number(row.sent)));
-  if (granted > 0) await addSent(tx, domainId, day, granted);
-  return granted;
+  return Number(row.sent);
 }

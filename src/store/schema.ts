@@ -69,6 +69,8 @@ export interface EmailTable {
   body_removed_at: string | null;
   /** Why it waits for a later UTC day (`warmup` or `daily_limit`): its sending domain's cap; null otherwise. */
   waiting_reason: string | null;
+  /** The domain whose cap it waits for, while its next attempt has not taken its slots. */
+  waiting_domain: string | null;
 }
 
 /** The bodies live apart from the email row, so status updates rewrite a small row, not kilobytes. */

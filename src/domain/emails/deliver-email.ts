@@ -52,7 +52,7 @@ export async function deliverEmail(ctx: Context, attempt: Attempt<'send-email'>)
     else real.push(address);
   }
   // A sending domain's daily cap (warm-up or daily_limit): the recipients over it wait for the next UTC day. Capture sends nothing.
-  const allowance = ctx.transport.kind === 'capture' ? undefined : await takeAllowance(ctx, domain, real.length);
+  const allowance = ctx.transport.kind === 'capture' ? undefined : await takeAllowance(ctx, domain, email.id, real.length);
   const held = allowance ? real.splice(allowance.granted) : [];
   const response = `Held by the ${allowance?.reason === 'warmup' ? 'warm-up' : 'daily limit'} of ${domain?.name}`;
   for (const address of held) outcomes.push({ address, verdict: 'throttled', until: allowance!.nextDay, response });
@@ -118,8 +118,9 @@ function attemptResult(
     // The message sent: none was when every recipient it was made for is throttled.
     if (raw && !(outcomes.some((o) => o.verdict === 'throttled') && !outcomes.some((o) => o.real))) await emails.saveSentMessage(writes, email.id, raw, at);
     if (waiting) await giveBack(writes, waiting.allowance, attempted.filter((o) => o.real).length);
-    if (waiting?.held.length) await emails.setWaiting(writes, email.id, waiting.allowance.reason, toTimestamp(waiting.allowance.nextDay));
-    else if (email.waiting_reason) await emails.setWaiting(writes, email.id, null, null);
+    const { allowance } = waiting ?? {};
+    if (allowance && waiting!.held.length > 0) await emails.setWaiting(writes, email.id, { reason: allowance.reason, domainId: allowance.domainId, until: toTimestamp(allowance.nextDay) });
+    else if (email.waiting_reason) await emails.setWaiting(writes, email.id, null);
     ctx.writer.afterCommit(tx, () => observeLatency(ctx, email, outcomes, now));
   };
   return { ending, write };
