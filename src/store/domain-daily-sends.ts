@@ -1,11 +1,5 @@
 import { isPostgres, type Db, type Tx } from './db.ts';
 
-/** How many messages the domain sent on `day` (`YYYY-MM-DD`, UTC). */
-export async function sentOn(db: Db, domainId: string, day: string): Promise<number> {
-  const row = await db.selectFrom('domain_daily_sends').select('sent').where('domain_id', '=', domainId).where('day', '=', day).executeTakeFirst();
-  return row ? Number(row.sent) : 0;
-}
-
 /** Adds `count` messages (negative: gives them back) to what the domain sent on `day`; in the transaction that records them. */
 export async function addSent(tx: Db | Tx, domainId: string, day: string, count: number): Promise<void> {
   await tx
