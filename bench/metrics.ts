@@ -75,7 +75,7 @@ export async function seed(ctx: Context, n: number): Promise<number> {
       emails.push({
         id, from: `News <news@${domain}>`, to: JSON.stringify([recipient]), cc: '[]', bcc: '[]', reply_to: '[]', subject: 'Hello', headers: null, tags: null,
         message_id: `<${id}@${domain}>`, scheduled_at: null, last_event: 'delivered', created_at: toTimestamp(createdAt), template_id: null, topic_id: null,
-        broadcast_id: broadcast, personalization: null, body_removed_at: null,
+        broadcast_id: broadcast, personalization: null, body_removed_at: null, waiting_reason: null, waiting_domain: null,
       });
       const own = eventsOf(id, recipient, createdAt, random);
       const seen = new Set<string>();

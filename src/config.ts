@@ -324,9 +324,24 @@ function dnsblZones(env: Env): string[] {
  */
 export const DEFAULT_DIRECT_THROTTLE: ThrottleRule = { name: '*', perSecond: 10 };
 
+/**
+ * In direct mode, the big mailbox providers' MX hosts by name suffix, each provider one budget, unless
+ * DELIVERY_THROTTLE names the same suffix. None publishes a rate: all ask for a steady one that grows
+ * slowly and defer a burst (docs/deliverability.md): so below what a new address would burst, Yahoo lowest.
+ */
+export const PROVIDER_THROTTLES: readonly ThrottleRule[] = [
+  { name: 'google.com', perSecond: 20 }, // Gmail and Google Workspace: *.l.google.com
+  { name: 'googlemail.com', perSecond: 20 }, // Workspace's backup MX hosts
+  { name: 'outlook.com', perSecond: 10 }, // Outlook.com, Hotmail and Microsoft 365: *.protection.outlook.com
+  { name: 'yahoodns.net', perSecond: 5 }, // Yahoo and AOL: *.yahoodns.net
+];
+
 const PER_UNIT: Record<string, number> = { s: 1, m: 60, h: 3600 };
 
-/** `gmail.com=20/s,outlook.com=600/m,*=50/s`; in direct mode `*` defaults to DEFAULT_DIRECT_THROTTLE. */
+/**
+ * `google.com=20/s,outlook.com=600/m,*=50/s`; in direct mode PROVIDER_THROTTLES fill in the suffixes it
+ * does not name, and `*` defaults to DEFAULT_DIRECT_THROTTLE.
+ */
 function throttle(env: Env, mode: DeliveryMode): ThrottleRule[] {
   const raw = env.DELIVERY_THROTTLE?.trim() ?? '';
   const usage = 'expected comma-separated destination=rate such as "gmail.com=20/s,*=50/s" (a rate per s, m or h)';
@@ -339,8 +354,10 @@ function throttle(env: Env, mode: DeliveryMode): ThrottleRule[] {
     if (rules.some((rule) => rule.name === name)) fail('DELIVERY_THROTTLE', `${name} is named twice`);
     rules.push({ name: name!, perSecond });
   }
-  if (mode === 'direct' && !rules.some((rule) => rule.name === '*')) rules.push(DEFAULT_DIRECT_THROTTLE);
-  return rules;
+  if (mode !== 'direct') return rules;
+  const named = rules.filter((rule) => rule.name !== '*');
+  const others = rules.find((rule) => rule.name === '*') ?? DEFAULT_DIRECT_THROTTLE;
+  return [...named, ...PROVIDER_THROTTLES.filter((p) => !named.some((rule) => rule.name === p.name)), others];
 }
 
 /** A host name variable, lowercased; `fallback` when unset. */

@@ -1,16 +1,18 @@
-import type { Db, Tx } from './db.ts';
+import { isPostgres, type Db, type Tx } from './db.ts';
 
-/** How many messages the domain sent on `day` (`YYYY-MM-DD`, UTC). */
-export async function sentOn(db: Db, domainId: string, day: string): Promise<number> {
-  const row = await db.selectFrom('domain_daily_sends').select('sent').where('domain_id', '=', domainId).where('day', '=', day).executeTakeFirst();
-  return row ? Number(row.sent) : 0;
-}
-
-/** Adds `count` messages to what the domain sent on `day`; in the transaction that records them. */
+/** Adds `count` messages (negative: gives them back) to what the domain sent on `day`; in the transaction that records them. */
 export async function addSent(tx: Db | Tx, domainId: string, day: string, count: number): Promise<void> {
   await tx
     .insertInto('domain_daily_sends')
     .values({ domain_id: domainId, day, sent: count })
     .onConflict((oc) => oc.columns(['domain_id', 'day']).doUpdateSet((eb) => ({ sent: eb('domain_daily_sends.sent', '+', eb.ref('excluded.sent')) })))
     .execute();
+}
+
+/** Locks the domain's row of `day` (SQLite: its one writer does), so that two sends never share a slot; returns what it sent. */
+export async function lockDay(tx: Tx, domainId: string, day: string): Promise<number> {
+  await tx.insertInto('domain_daily_sends').values({ domain_id: domainId, day, sent: 0 }).onConflict((oc) => oc.columns(['domain_id', 'day']).doNothing()).execute();
+  const query = tx.selectFrom('domain_daily_sends').select('sent').where('domain_id', '=', domainId).where('day', '=', day);
+  const row = await (isPostgres(tx) ? query.forUpdate() : query).executeTakeFirstOrThrow();
+  return Number(row.sent);
 }

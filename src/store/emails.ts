@@ -18,7 +18,7 @@ export interface Tag {
  * An email with its bodies, as the code uses it: lists and objects parsed. The tables keep them as JSON
  * text; this module alone turns one into the other.
  */
-export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_to' | 'headers' | 'tags' | 'personalization' | 'body_removed_at'> {
+export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_to' | 'headers' | 'tags' | 'personalization' | 'body_removed_at' | 'waiting_reason' | 'waiting_domain'> {
   to: string[];
   cc: string[];
   bcc: string[];
@@ -31,6 +31,9 @@ export interface EmailRow extends Omit<EmailTable, 'to' | 'cc' | 'bcc' | 'reply_
   text: string | null;
   /** Set on a stored email whose bodies retention removed; a new email has none. */
   body_removed_at?: string | null;
+  /** Set on a stored email that waits for its sending domain's cap (domain/sending-domains/daily-limit.ts). */
+  waiting_reason?: string | null;
+  waiting_domain?: string | null;
 }
 
 export type RecipientRow = EmailRecipientTable;
@@ -50,7 +53,7 @@ export interface EmailRows {
   source?: Buffer;
 }
 
-function toTable({ html: _, text: __, ...email }: EmailRow): Omit<EmailTable, 'body_removed_at'> {
+function toTable({ html: _, text: __, ...email }: EmailRow): Omit<EmailTable, 'body_removed_at' | 'waiting_reason' | 'waiting_domain'> {
   return {
     ...email,
     to: JSON.stringify(email.to),
@@ -228,8 +231,37 @@ export async function setLastEvent(tx: Db | Tx, id: string, lastEvent: string): 
   await tx.updateTable('emails').set({ last_event: lastEvent }).where('id', '=', id).execute();
 }
 
+/** A new time the sender chose: it replaces a wait for the sending domain's cap. */
 export async function setSchedule(tx: Tx, id: string, scheduledAt: string): Promise<void> {
-  await tx.updateTable('emails').set({ scheduled_at: scheduledAt }).where('id', '=', id).execute();
+  await tx.updateTable('emails').set({ scheduled_at: scheduledAt, waiting_reason: null, waiting_domain: null }).where('id', '=', id).execute();
+}
+
+/** Marks an email as waiting for the cap of `domainId` until `until` (its scheduled_at), or no longer (nulls). */
+export async function setWaiting(tx: Db | Tx, id: string, waiting: { reason: string; domainId: string; until: string } | null): Promise<void> {
+  const changes = waiting ? { waiting_reason: waiting.reason, waiting_domain: waiting.domainId, scheduled_at: waiting.until } : { waiting_reason: null, waiting_domain: null };
+  await tx.updateTable('emails').set(changes).where('id', '=', id).execute();
+}
+
+/**
+ * The pending recipients of the emails older than `emailId` that wait for the cap of `domainId` and are
+ * due at `at`: the slots they go first for.
+ */
+export async function countWaitingAhead(tx: Tx, domainId: string, emailId: string, at: string, pending: string[]): Promise<number> {
+  const row = await tx
+    .selectFrom('emails')
+    .innerJoin('email_recipients', 'email_recipients.email_id', 'emails.id')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('emails.waiting_domain', '=', domainId)
+    .where('emails.id', '<', emailId)
+    .where('emails.scheduled_at', '<=', at)
+    .where('email_recipients.status', 'in', pending)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The email took its cap's slots: younger emails no longer leave them to it (it stays shown waiting until its send is recorded). */
+export async function releaseWaitingTurn(tx: Tx, id: string): Promise<void> {
+  await tx.updateTable('emails').set({ waiting_domain: null }).where('id', '=', id).where('waiting_domain', 'is not', null).execute();
 }
 
 export async function setRecipientStatus(tx: Tx, emailId: string, address: string, status: string): Promise<void> {

@@ -67,6 +67,10 @@ export interface EmailTable {
   personalization: string | null;
   /** When retention removed its bodies, attachments, source and sent message; null while they are kept. */
   body_removed_at: string | null;
+  /** Why it waits for a later UTC day (`warmup` or `daily_limit`): its sending domain's cap; null otherwise. */
+  waiting_reason: string | null;
+  /** The domain whose cap it waits for, while its next attempt has not taken its slots. */
+  waiting_domain: string | null;
 }
 
 /** The bodies live apart from the email row, so status updates rewrite a small row, not kilobytes. */
@@ -360,6 +364,11 @@ export interface DomainTable {
   receiving: string;
   /** Messages it may send a UTC day (warm-up); null: no cap. */
   daily_limit: number | null;
+  /** A warm-up (domain/sending-domains/warmup.ts): its first day's volume and length; null: none. */
+  warmup_start: number | null;
+  warmup_days: number | null;
+  /** Epoch ms: day 0 of the warm-up is this UTC day. */
+  warmup_started_at: number | null;
   dkim_selector: string;
   /** The DKIM public key, base64 DER (SubjectPublicKeyInfo): the `p=` of the DNS record. */
   dkim_public_key: string;

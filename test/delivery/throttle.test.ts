@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { ConfigError, readConfig } from '../../src/config.ts';
+import { ConfigError, PROVIDER_THROTTLES, readConfig } from '../../src/config.ts';
 import { pushesBack } from '../../src/delivery/smtp-reply.ts';
 import { sendJobKey } from '../../src/domain/emails/emails.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../support/harness.ts';
@@ -169,7 +169,7 @@ for (const dialect of dialects) {
 
 for (const dialect of dialects) {
   describe(`a sending domain's daily limit (${dialect})`, () => {
-    it('sends up to the limit a UTC day; the rest waits for the next day, attempts unchanged and nothing recorded', async () => {
+    it('sends up to the limit a UTC day; the rest waits for the next day, attempts unchanged, recorded as scheduled', async () => {
       const relay = await startSmtpServer();
       const t = await startApp(dialect, { env: { SMTP_URL: relay.url } });
       try {
@@ -190,15 +190,15 @@ for (const dialect of dialects) {
         const other = (await t.resend.emails.send({ from: 'x@other.test', to: 'e@one.test', subject: 's', text: 't' })).data!.id;
         await eventually(async () => (await events(t, other)).includes('e@one.test:delivered'));
         assert.deepEqual(received(relay), ['a@one.test', 'b@one.test', 'e@one.test']);
-        assert.deepEqual(await events(t, split), ['b@one.test:sent', 'b@one.test:delivered']);
-        assert.deepEqual(await events(t, later), []);
+        assert.deepEqual(await events(t, split), ['c@one.test:scheduled', 'b@one.test:sent', 'b@one.test:delivered']);
+        assert.deepEqual(await events(t, later), ['d@one.test:scheduled']);
 
         const now = new Date(t.clock.now());
         t.advance(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - t.clock.now());
         await eventually(() => relay.messages.length === 5);
         await settled(t);
         assert.deepEqual(received(relay), ['a@one.test', 'b@one.test', 'c@one.test', 'd@one.test', 'e@one.test']);
-        assert.deepEqual(await events(t, later), ['d@one.test:sent', 'd@one.test:delivered']);
+        assert.deepEqual(await events(t, later), ['d@one.test:scheduled', 'd@one.test:sent', 'd@one.test:delivered']);
       } finally {
         await t.close();
         await relay.close();
@@ -231,13 +231,33 @@ describe('DELIVERY_THROTTLE', () => {
   const read = (env: Record<string, string>) => readConfig({ DATABASE_URL: ':memory:', ...env });
 
   it('reads rates per second, minute or hour; direct mode adds its default for every other destination', () => {
-    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: 'Google.com=20/s, outlook.com=600/m' }).throttle, [
-      { name: 'google.com', perSecond: 20 },
-      { name: 'outlook.com', perSecond: 10 },
+    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: 'mx.example.com=20/s, mail.example.net=600/m' }).throttle, [
+      { name: 'mx.example.com', perSecond: 20 },
+      { name: 'mail.example.net', perSecond: 10 },
+      ...PROVIDER_THROTTLES,
       { name: '*', perSecond: 10 },
     ]);
-    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: '*=3600/h' }).throttle, [{ name: '*', perSecond: 1 }]);
+    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: '*=3600/h' }).throttle, [...PROVIDER_THROTTLES, { name: '*', perSecond: 1 }]);
     assert.deepEqual(read({ SMTP_URL: 'smtp://relay.test:587' }).throttle, [], 'no limit by default through a relay');
+    assert.deepEqual(read({ SMTP_URL: 'smtp://relay.test:587', DELIVERY_THROTTLE: 'gmail.com=1/s' }).throttle, [{ name: 'gmail.com', perSecond: 1 }], 'no provider defaults through a relay');
+  });
+
+  it('gives Google, Microsoft and Yahoo their own defaults in direct mode, each replaced by a rule of the same name', () => {
+    const rules = read({ DELIVERY_MODE: 'direct' }).throttle;
+    assert.deepEqual(rules, [
+      { name: 'google.com', perSecond: 20 },
+      { name: 'googlemail.com', perSecond: 20 },
+      { name: 'outlook.com', perSecond: 10 },
+      { name: 'yahoodns.net', perSecond: 5 },
+      { name: '*', perSecond: 10 },
+    ]);
+    assert.deepEqual(read({ DELIVERY_MODE: 'direct', DELIVERY_THROTTLE: 'Yahoodns.net=60/m,Outlook.com.=2/s' }).throttle, [
+      { name: 'yahoodns.net', perSecond: 1 },
+      { name: 'outlook.com', perSecond: 2 },
+      { name: 'google.com', perSecond: 20 },
+      { name: 'googlemail.com', perSecond: 20 },
+      { name: '*', perSecond: 10 },
+    ]);
   });
 
   it('refuses a malformed rule with one line naming the variable', () => {

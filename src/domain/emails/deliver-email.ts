@@ -12,7 +12,7 @@ import { simulatedOutcome } from '../outcomes/test-addresses.ts';
 import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { refusedAtSend } from '../recipients/policy.ts';
 import { marketingPause } from '../deliverability/guards.ts';
-import { countSent, dailyAllowance, type DailyAllowance } from '../sending-domains/daily-limit.ts';
+import { giveBack, takeAllowance, type DailyAllowance } from '../sending-domains/daily-limit.ts';
 import { findEmailWithBody } from './emails.ts';
 import { sendMessage, type Sending } from './send-message.ts';
 
@@ -51,16 +51,25 @@ export async function deliverEmail(ctx: Context, attempt: Attempt<'send-email'>)
     else if (simulated) outcomes.push({ address, verdict: classify(simulated.answer), before: simulated.before, after: simulated.after, response: simulated.answer.response });
     else real.push(address);
   }
-  // A sending domain's daily cap: the recipients over it wait for the next UTC day. Capture sends nothing.
-  const allowance = ctx.transport.kind === 'capture' ? undefined : await dailyAllowance(ctx, domain);
-  if (allowance && real.length > allowance.remaining) {
-    const response = `Held by the daily limit of ${domain!.name}`;
-    for (const address of real.splice(allowance.remaining)) outcomes.push({ address, verdict: 'throttled', until: allowance.nextDay, response });
-  }
+  // A sending domain's daily cap (warm-up or daily_limit): the recipients over it wait for the next UTC day. Capture sends nothing.
+  const allowance = ctx.transport.kind === 'capture' ? undefined : await takeAllowance(ctx, domain, email.id, real.length);
+  const held = allowance ? real.splice(allowance.granted) : [];
+  const response = `Held by the ${allowance?.reason === 'warmup' ? 'warm-up' : 'daily limit'} of ${domain?.name}`;
+  for (const address of held) outcomes.push({ address, verdict: 'throttled', until: allowance!.nextDay, response });
   const sent = real.length > 0 || ctx.transport.kind === 'capture' ? await sendMessage(ctx, email, from, domain, real) : undefined;
   if (sent) outcomes.push(...sent.outcomes);
   const delayed = new Set(pending.filter((r) => r.status === 'delivery_delayed').map((r) => r.address));
-  return attemptResult(ctx, attempt, email, outcomes, sent?.raw, allowance, delayed);
+  const queued = new Set(pending.filter((r) => r.status === 'queued').map((r) => r.address));
+  const waiting = allowance && { held, queued: held.filter((a) => queued.has(a)), allowance, response };
+  return attemptResult(ctx, attempt, email, outcomes, sent?.raw, waiting, delayed);
+}
+
+/** The recipients a send held back for its domain's cap (those still `queued` become `scheduled`), and the slots it took. */
+interface CapWait {
+  held: string[];
+  queued: string[];
+  allowance: DailyAllowance;
+  response: string;
 }
 
 /**
@@ -68,9 +77,9 @@ export async function deliverEmail(ctx: Context, attempt: Attempt<'send-email'>)
  * deferred and attempts remain (recipients throttled meanwhile go then too); else, when someone was
  * throttled, once the first of their destinations has a slot, the attempt given back (a throttle is
  * ours, not a failure); else it is done. Written: each recipient's events and what follows from them
- * (outcomes/record-outcomes.ts), the message sent, and the count towards the sending domain's daily
- * limit. A throttled recipient records nothing and stays pending, but one whose server cannot be
- * reached records delivery_delayed once.
+ * (outcomes/record-outcomes.ts), the message sent, the cap's slots it did not use given back, and
+ * why the email waits. A throttled recipient records nothing and stays pending, but one whose server
+ * cannot be reached records delivery_delayed once, and one held for the cap while queued, scheduled.
  */
 function attemptResult(
   ctx: Context,
@@ -78,7 +87,7 @@ function attemptResult(
   email: EmailRow,
   outcomes: Sending[],
   raw: Buffer | undefined,
-  allowance: DailyAllowance | undefined,
+  waiting: CapWait | undefined,
   delayed: Set<string>,
 ): TaskResult {
   const attempted = outcomes.filter((o) => o.verdict !== 'throttled');
@@ -91,6 +100,8 @@ function attemptResult(
   }));
   for (const o of outcomes) if (o.paused && !delayed.has(o.address)) recorded.push({ recipient: o.address, types: ['delivery_delayed'], response: o.response, proven: false });
   for (const r of recorded) ctx.deliveryLog.record({ email: email.id, recipient: r.recipient, outcome: r.types.at(-1)!, response: r.response, attempt: attempt.number });
+  // Held for the cap: the API shows the email `scheduled`, with why and until when (setWaiting).
+  for (const address of waiting?.queued ?? []) recorded.push({ recipient: address, types: ['scheduled'], response: waiting!.response, proven: false });
   // Logged, not recorded: the summary shows how much is held back, and why.
   for (const o of outcomes) if (o.verdict === 'throttled') ctx.deliveryLog.record({ email: email.id, recipient: o.address, outcome: 'throttled', response: o.response, attempt: attempt.number });
   const deferral = attempted.find((o) => o.verdict === 'deferred');
@@ -106,7 +117,10 @@ function attemptResult(
     await recordRelayIds(ctx, writes, email.id, attempted);
     // The message sent: none was when every recipient it was made for is throttled.
     if (raw && !(outcomes.some((o) => o.verdict === 'throttled') && !outcomes.some((o) => o.real))) await emails.saveSentMessage(writes, email.id, raw, at);
-    if (allowance) await countSent(writes, allowance, attempted.filter((o) => o.real).length);
+    if (waiting) await giveBack(writes, waiting.allowance, attempted.filter((o) => o.real).length);
+    const { allowance } = waiting ?? {};
+    if (allowance && waiting!.held.length > 0) await emails.setWaiting(writes, email.id, { reason: allowance.reason, domainId: allowance.domainId, until: toTimestamp(allowance.nextDay) });
+    else if (email.waiting_reason) await emails.setWaiting(writes, email.id, null);
     ctx.writer.afterCommit(tx, () => observeLatency(ctx, email, outcomes, now));
   };
   return { ending, write };

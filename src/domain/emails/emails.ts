@@ -120,6 +120,8 @@ export async function getEmail(ctx: Context, id: string) {
     ...(row.topic_id ? { topic_id: row.topic_id } : {}),
     // Mailroom's addition, only once retention removed the bodies: why html and text are null.
     ...(row.body_removed_at ? { body_removed_at: row.body_removed_at } : {}),
+    // Mailroom's addition, only while it waits for its sending domain's cap: why, and when it goes.
+    ...(row.waiting_reason ? { waiting: { reason: row.waiting_reason, until: row.scheduled_at! } } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
 import { asciiDomain } from '../recipients/addresses.ts';
 import { allRecords, domainRecords, recordsOf } from './domain-records.ts';
+import { WARMUP_MAX_DAYS, warmupDay, warmupVolume, type Warmup } from './warmup.ts';
 import { restartVerification, scheduleCheck, switchVerification, verifyJobKey } from './domain-verification.ts';
 
 const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'];
@@ -19,6 +20,8 @@ export interface DomainSettingsInput {
   click_tracking?: boolean;
   tls?: string;
   daily_limit?: number | null;
+  /** A warm-up starting today (warmup.ts); null ends it. */
+  warmup?: Warmup | null;
   capabilities?: { sending?: string; receiving?: string };
   tracking_subdomain?: string;
   /** Only false: resumes marketing mail the guards paused (domain/deliverability/guards.ts). */
@@ -43,8 +46,17 @@ function capability(value: string | undefined, field: string): string | undefine
   return value;
 }
 
+/** A warm-up as PATCH /domains/:id gives it, checked, starting on the UTC day of `now`; null ends one. */
+function warmupOf(warmup: Warmup | null, now: number): store.DomainSettings {
+  if (warmup === null) return { warmup_start: null, warmup_days: null, warmup_started_at: null };
+  const { start, days } = warmup;
+  if (!(Number.isInteger(start) && start >= 1)) throw invalidField('warmup.start', 'must be a whole number of messages for its first day, 1 or more.');
+  if (!(Number.isInteger(days) && days >= 1 && days <= WARMUP_MAX_DAYS)) throw invalidField('warmup.days', `must be a whole number of days from 1 to ${WARMUP_MAX_DAYS}.`);
+  return { warmup_start: start, warmup_days: days, warmup_started_at: now };
+}
+
 /** The settings create and update share, checked and in storage form. */
-function settingsOf(input: DomainSettingsInput): store.DomainSettings {
+function settingsOf(input: DomainSettingsInput, now: number): store.DomainSettings {
   const settings: store.DomainSettings = {};
   if (input.open_tracking !== undefined) settings.open_tracking = input.open_tracking ? 1 : 0;
   if (input.click_tracking !== undefined) settings.click_tracking = input.click_tracking ? 1 : 0;
@@ -58,6 +70,7 @@ function settingsOf(input: DomainSettingsInput): store.DomainSettings {
     if (limit !== null && !(Number.isInteger(limit) && limit >= 1)) throw invalidField('daily_limit', 'must be a whole number of messages a day, 1 or more, or null for no limit.');
     settings.daily_limit = limit;
   }
+  if (input.warmup !== undefined) Object.assign(settings, warmupOf(input.warmup, now));
   const sending = capability(input.capabilities?.sending, 'capabilities.sending');
   const receiving = capability(input.capabilities?.receiving, 'capabilities.receiving');
   if (sending) settings.sending = sending;
@@ -84,7 +97,15 @@ export function pauseOf(row: Pick<store.DomainRow, 'sending_paused_reason' | 'se
   return row.sending_paused_at === null ? null : { reason: row.sending_paused_reason ?? '', since: isoTime(row.sending_paused_at) };
 }
 
-/** Resend's domain object (POST answers it without `object`), plus Mailroom's `custom_return_path`, `tls`, `daily_limit` and `sending_paused`. */
+/** A domain's warm-up as its object shows it, with today's volume (null: no limit any more); null when none. */
+export function warmupShown(row: Pick<store.DomainRow, 'warmup_start' | 'warmup_days' | 'warmup_started_at'>, now: number) {
+  if (row.warmup_start === null || row.warmup_days === null || row.warmup_started_at === null) return null;
+  const warmup = { start: row.warmup_start, days: row.warmup_days };
+  const startedAt = Number(row.warmup_started_at);
+  return { ...warmup, started_at: isoTime(toTimestamp(startedAt)), today_limit: warmupVolume(warmup, warmupDay(startedAt, now)) };
+}
+
+/** Resend's domain object (POST answers it without `object`), plus Mailroom's `custom_return_path`, `tls`, `daily_limit`, `warmup` and `sending_paused`. */
 function toDomain(ctx: Context, row: store.DomainRow) {
   return {
     id: row.id,
@@ -99,6 +120,7 @@ function toDomain(ctx: Context, row: store.DomainRow) {
     custom_return_path: row.custom_return_path,
     tls: row.tls,
     daily_limit: row.daily_limit,
+    warmup: warmupShown(row, ctx.clock.now()),
     sending_paused: pauseOf(row),
     records: recordsOf(row, ctx.config),
   };
@@ -128,7 +150,7 @@ export async function createDomain(ctx: Context, input: DomainInput) {
   const region = input.region ?? 'us-east-1';
   if (!REGIONS.includes(region)) throw new AppError('invalid_region', `Region must be ${REGIONS.map((r) => `"${r}"`).join(' | ')}`);
   const returnPath = subdomain(input.custom_return_path ?? 'send', 'custom_return_path');
-  const settings = settingsOf(input);
+  const settings = settingsOf(input, ctx.clock.now());
   checkCapabilities({ sending: 'enabled', receiving: 'disabled', ...settings });
   if (await store.findDomainByName(ctx.db, name)) throw alreadyRegistered(name);
 
@@ -149,6 +171,9 @@ export async function createDomain(ctx: Context, input: DomainInput) {
     tracking_created_at: null,
     tls: 'opportunistic',
     daily_limit: null,
+    warmup_start: null,
+    warmup_days: null,
+    warmup_started_at: null,
     sending: 'enabled',
     receiving: 'disabled',
     ...settings,
@@ -197,7 +222,7 @@ export async function listDomains(ctx: Context, page: PageRequest) {
  * with receiving) and, on a domain being checked, looks the new ones up now (switchVerification).
  */
 export async function updateDomain(ctx: Context, id: string, input: DomainSettingsInput): Promise<void> {
-  await changeDomain(ctx, id, settingsOf(input));
+  await changeDomain(ctx, id, settingsOf(input, ctx.clock.now()));
 }
 
 /**

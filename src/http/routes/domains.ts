@@ -14,12 +14,37 @@ const SendingPause = Type.Union([Type.Object({ reason: Type.String(), since: Typ
   description: 'Mailroom: why and since when the guards hold its marketing mail (broadcasts, automations); null while it sends',
 });
 
+const WarmupInput = Type.Union(
+  [
+    Type.Object({
+      start: Type.Number({ description: "The first day's volume: a whole number, 1 or more" }),
+      days: Type.Number({ description: 'Days until no limit: a whole number, 1 to 365' }),
+    }),
+    Type.Null(),
+  ],
+  { description: "Mailroom: a warm-up starting today, its daily volume growing geometrically from `start` to no limit after `days`; replaces daily_limit while it runs. null ends it" },
+);
+
+const Warmup = Type.Union(
+  [
+    Type.Object({
+      start: Type.Integer(),
+      days: Type.Integer(),
+      started_at: Type.String({ description: 'Day 0 is its UTC day' }),
+      today_limit: Type.Union([Type.Integer(), Type.Null()], { description: 'Messages it may send this UTC day; null once the warm-up is over' }),
+    }),
+    Type.Null(),
+  ],
+  { description: "Mailroom: the domain's warm-up (docs/deliverability.md); null: none" },
+);
+
 const Settings = {
   open_tracking: Type.Optional(Type.Boolean()),
   click_tracking: Type.Optional(Type.Boolean()),
   tls: Type.Optional(Str(MAX.short, '"opportunistic" (default) or "enforced": STARTTLS required in direct delivery')),
   capabilities: Type.Optional(Capabilities),
   tracking_subdomain: Type.Optional(Str(MAX.short)),
+  warmup: Type.Optional(WarmupInput),
   daily_limit: Type.Optional(
     Type.Union([Type.Integer(), Type.Null()], { description: 'Mailroom: messages it may send a UTC day (warm-up); the rest waits for the next day. null: no limit (default)' }),
   ),
@@ -57,6 +82,7 @@ const DomainBody = Type.Object({
   custom_return_path: Type.String(),
   tls: Type.String(),
   daily_limit: Type.Union([Type.Integer(), Type.Null()]),
+  warmup: Warmup,
   sending_paused: SendingPause,
   records: Type.Array(DomainRecord),
 });

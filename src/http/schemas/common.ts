@@ -139,6 +139,12 @@ export const Email = Type.Object({
   text: Nullable(Type.String()),
   tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
   topic_id: Type.Optional(Type.String()),
+  waiting: Type.Optional(
+    Type.Object(
+      { reason: Type.String({ description: '"warmup" or "daily_limit"' }), until: Type.String({ description: 'When it goes: its scheduled_at' }) },
+      { description: "Mailroom's addition, while some of its recipients wait for the next UTC day: its sending domain's cap for the day is reached (docs/deliverability.md)" },
+    ),
+  ),
   body_removed_at: Type.Optional(
     Type.String({ description: "Mailroom's addition, once retention (MAILROOM_RETENTION_DAYS) removed the email's html, text, attachments and raw message: when" }),
   ),
