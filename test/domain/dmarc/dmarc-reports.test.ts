@@ -234,7 +234,7 @@ for (const dialect of dialects) {
       for (const path of ['/dmarc/reports', `/domains/${domain.id}/dmarc`]) {
         const response = await fetch(`${t.url}${path}`, { headers: { authorization: `Bearer ${data!.token}` } });
         assert.equal(response.status, 401);
-        assert.equal((await response.json()).name, 'restricted_api_key');
+        assert.equal(((await response.json()) as { name: string }).name, 'restricted_api_key');
       }
     });
   });
