@@ -56,6 +56,7 @@ for (const dialect of dialects) {
       });
       inbound = await startInbound(t);
       domain = await receivingDomain(t, 'brand.test');
+      await requestJson(t, 'PATCH', `/domains/${domain.id}`, { dmarc_reports: { address: 'dmarc@brand.test' } });
       await t.resend.webhooks.create({ endpoint: receiver.url, events: ['domain.dmarc_report', 'email.received'] as never });
     });
     after(async () => {
@@ -77,6 +78,8 @@ for (const dialect of dialects) {
       answer = await requestJson(t, 'PATCH', `/domains/${domain.id}`, { dmarc_reports: { address: 'not an address' } });
       assert.equal(answer.status, 422);
 
+      answer = await requestJson(t, 'PATCH', `/domains/${domain.id}`, { dmarc_reports: null });
+      assert.equal(((await t.resend.domains.get(domain.id)).data as unknown as { dmarc_reports: unknown }).dmarc_reports, null);
       answer = await requestJson(t, 'PATCH', `/domains/${domain.id}`, { dmarc_reports: { address: 'DMARC@brand.test' } });
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
       const { data } = await t.resend.domains.get(domain.id);
