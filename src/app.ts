@@ -29,6 +29,8 @@ import { contactTopicRoutes } from './http/routes/contact-topics.ts';
 import { contactRoutes } from './http/routes/contacts.ts';
 import { domainRoutes } from './http/routes/domains.ts';
 import { domainDeliverabilityRoutes } from './http/routes/domain-deliverability.ts';
+import { dmarcReportRoutes } from './http/routes/dmarc-reports.ts';
+import { mtaStsRoutes } from './http/routes/mta-sts.ts';
 import { downloadRoutes } from './http/routes/downloads.ts';
 import { emailAttachmentRoutes } from './http/routes/email-attachments.ts';
 import { emailMetricsRoutes } from './http/routes/email-metrics.ts';
@@ -155,6 +157,8 @@ export async function buildApp(ctx: Context): Promise<App> {
   domainRoutes(app, ctx);
   trackingDomainRoutes(app, ctx);
   domainDeliverabilityRoutes(app, ctx);
+  dmarcReportRoutes(app, ctx);
+  mtaStsRoutes(app, ctx);
   broadcastRoutes(app, ctx);
   broadcastReportRoutes(app, ctx);
   usageRoutes(app, ctx);

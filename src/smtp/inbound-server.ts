@@ -3,6 +3,7 @@ import type { Context } from '../context.ts';
 import { newId } from '../time/ids.ts';
 import { receiveMessage } from '../domain/receiving/receive.ts';
 import { receiveReport } from '../domain/bounces/reports.ts';
+import { isReportAddress, receiveDmarcReports } from '../domain/dmarc/receive-reports.ts';
 import { isBounceAddress, mayReceive } from '../domain/sending-domains/receiving-domain.ts';
 import { asciiDomain, domainOf } from '../domain/recipients/addresses.ts';
 import { connectionLimit, smtpError } from './connection-limit.ts';
@@ -11,10 +12,10 @@ import { traceHeader } from './trace-header.ts';
 import { messageReader } from './data-reader.ts';
 import { asReply, baseOptions, listen, logConnectionErrors, type SmtpListener } from './smtp-listener.ts';
 
-// The inbound SMTP server (MX): takes mail for the domains that receive, and bounce and complaint
-// reports sent to VERP bounce addresses, nothing else (no relay, no AUTH). A message is answered 250
-// only once it is committed (receive.ts, bounces/reports.ts); before that, any failure is a 4xx and
-// the sender tries again.
+// The inbound SMTP server (MX): takes mail for the domains that receive, bounce and complaint reports
+// sent to VERP bounce addresses, and DMARC reports sent to a domain's report address, nothing else (no
+// relay, no AUTH). A message is answered 250 only once it is committed (receive.ts, bounces/reports.ts,
+// dmarc/receive-reports.ts); before that, any failure is a 4xx and the sender tries again.
 
 export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>): Promise<SmtpListener> {
   const { inbound, mailHostname } = ctx.config;
@@ -46,7 +47,12 @@ export function listenInbound(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'>):
     const bounces = new Set<string>();
     for (const address of envelope.to) if (await isBounceAddress(ctx, address)) bounces.add(address);
     for (const address of bounces) await receiveReport(ctx, raw, address);
-    const mailboxes = envelope.to.filter((address) => !bounces.has(address));
+    // Mail to a DMARC report address is read for reports; one that holds none is kept as mail.
+    const reportAddresses: string[] = [];
+    for (const address of envelope.to) if (!bounces.has(address) && (await isReportAddress(ctx, address))) reportAddresses.push(address);
+    const read = reportAddresses.length > 0 && (await receiveDmarcReports(ctx, raw, reportAddresses));
+    const taken = new Set([...bounces, ...(read ? reportAddresses : [])]);
+    const mailboxes = envelope.to.filter((address) => !taken.has(address));
     if (mailboxes.length > 0) await receiveMessage(ctx, id, raw, { ...envelope, to: mailboxes });
     return `2.0.0 OK ${id}`;
   }

@@ -3,7 +3,7 @@ import { selectPage, type PageRequest } from './paginate.ts';
 import type { DomainTable } from './schema.ts';
 
 /** The DNS records a domain publishes for Mailroom (domain/domain-records.ts writes them out). */
-export const RECORD_KEYS = ['spf_mx', 'spf_txt', 'dkim', 'dmarc', 'receiving_mx', 'tracking'] as const;
+export const RECORD_KEYS = ['spf_mx', 'spf_txt', 'dkim', 'dmarc', 'receiving_mx', 'mta_sts_host', 'mta_sts', 'tls_rpt', 'tracking'] as const;
 
 export type RecordKey = (typeof RECORD_KEYS)[number];
 
@@ -36,6 +36,7 @@ export type DomainSettings = Partial<
     | 'sending_paused_reason'
     | 'sending_paused_at'
     | 'sending_resumed_at'
+    | 'dmarc_report_address'
   >
 >;
 

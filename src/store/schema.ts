@@ -380,6 +380,47 @@ export interface DomainTable {
   sending_paused_at: string | null;
   /** Epoch ms of the last resume: the guards count only what was sent after it. */
   sending_resumed_at: number | null;
+  /** Where it takes its DMARC aggregate reports (domain/dmarc/); null: not read here. */
+  dmarc_report_address: string | null;
+}
+
+/** A DMARC aggregate report read from mail, once per reporter's org_name and report_id. */
+export interface DmarcReportTable {
+  id: string;
+  domain_id: string;
+  /** The policy's domain as the report names it. */
+  domain: string;
+  org_name: string;
+  email: string | null;
+  report_id: string;
+  date_begin: string;
+  date_end: string;
+  /** JSON: the policy published, as the reporter saw it ({p, sp, adkim, aspf, pct}). */
+  policy: string;
+  /** The messages its rows count (bigint: a string from PostgreSQL). */
+  messages: number | string;
+  row_count: number;
+  received_at: string;
+}
+
+/** One row of a report: messages from one source with one outcome. */
+export interface DmarcReportRowTable {
+  dmarc_report_id: string;
+  position: number;
+  source_ip: string;
+  count: number | string;
+  disposition: string;
+  /** pass when any DKIM signature verified, else the first result (none without one). */
+  dkim: string;
+  /** The SPF result. */
+  spf: string;
+  /** The policy's evaluation: pass when DKIM, or SPF, passed aligned with From. */
+  dkim_aligned: string;
+  spf_aligned: string;
+  header_from: string;
+  envelope_from: string | null;
+  /** JSON: {dkim: [{domain, selector, result}], spf: [{domain, scope, result}]}. */
+  auth_results: string;
 }
 
 /** What a domain with a daily_limit sent each UTC day (`YYYY-MM-DD`). */
@@ -635,6 +676,8 @@ export interface Database {
   domains: DomainTable;
   domain_daily_sends: DomainDailySendTable;
   domain_deliverability: DomainDeliverabilityTable;
+  dmarc_reports: DmarcReportTable;
+  dmarc_report_rows: DmarcReportRowTable;
   broadcasts: BroadcastTable;
   broadcast_recipients: BroadcastRecipientTable;
   suppressions: SuppressionTable;

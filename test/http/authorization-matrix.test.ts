@@ -92,8 +92,8 @@ describe('authorization of every route', () => {
     assert.deepEqual(sending.sort(), ['POST /email', 'POST /email/sending', 'POST /emails', 'POST /emails/batch', 'POST /emails/sending']);
     const open = t.app.routeTable.filter((route) => route.access === 'public').map((route) => `${route.method} ${plain(route.url)}`);
     assert.deepEqual(open.sort(), [
-      'GET /', 'GET /dashboard/assets/:name', 'GET /dashboard/sign-in', 'GET /downloads/:kind/:id', 'GET /favicon.ico', 'GET /health', 'GET /openapi.json', 'GET /shared/:token', 'GET /shared/:token/html', 'GET /track/click/*', 'GET /track/open/*', 'GET /unsubscribe/:token',
-      'HEAD /', 'HEAD /dashboard/assets/:name', 'HEAD /dashboard/sign-in', 'HEAD /downloads/:kind/:id', 'HEAD /favicon.ico', 'HEAD /health', 'HEAD /openapi.json', 'HEAD /shared/:token', 'HEAD /shared/:token/html', 'HEAD /track/click/*', 'HEAD /track/open/*', 'HEAD /unsubscribe/:token',
+      'GET /', 'GET /.well-known/mta-sts.txt', 'GET /dashboard/assets/:name', 'GET /dashboard/sign-in', 'GET /downloads/:kind/:id', 'GET /favicon.ico', 'GET /health', 'GET /openapi.json', 'GET /shared/:token', 'GET /shared/:token/html', 'GET /track/click/*', 'GET /track/open/*', 'GET /unsubscribe/:token',
+      'HEAD /', 'HEAD /.well-known/mta-sts.txt', 'HEAD /dashboard/assets/:name', 'HEAD /dashboard/sign-in', 'HEAD /downloads/:kind/:id', 'HEAD /favicon.ico', 'HEAD /health', 'HEAD /openapi.json', 'HEAD /shared/:token', 'HEAD /shared/:token/html', 'HEAD /track/click/*', 'HEAD /track/open/*', 'HEAD /unsubscribe/:token',
       'POST /dashboard/sign-in', 'POST /feedback/mailgun', 'POST /feedback/postmark', 'POST /feedback/sendgrid', 'POST /feedback/ses', 'POST /unsubscribe/:token',
     ]);
     const dashboard = t.app.routeTable.filter((route) => route.url.startsWith('/dashboard') && route.access !== 'public');

@@ -6,7 +6,7 @@ import { startApp, type TestApp } from '../support/harness.ts';
 type Schema = Record<string, any>;
 
 const PUBLIC = [
-  'GET /downloads/{kind}/{id}', 'GET /health', 'GET /track/click/{*}', 'GET /track/open/{*}', 'GET /unsubscribe/{token}',
+  'GET /.well-known/mta-sts.txt', 'GET /downloads/{kind}/{id}', 'GET /health', 'GET /track/click/{*}', 'GET /track/open/{*}', 'GET /unsubscribe/{token}',
   'POST /feedback/mailgun', 'POST /feedback/postmark', 'POST /feedback/sendgrid', 'POST /feedback/ses', 'POST /unsubscribe/{token}',
 ];
 

@@ -49,7 +49,7 @@ export interface DmarcOutcome {
 export async function checkDmarc(sender: Sender): Promise<DmarcOutcome> {
   const { name } = sender.domain;
   const at = `_dmarc.${name}`;
-  const reports = `mailto:dmarc@${name}`;
+  const reports = `mailto:${sender.domain.dmarc_report_address ?? `dmarc@${name}`}`;
   const resolver = sender.lookups.raw as DNSResolver;
   const judge = (using: DNSResolver) => dmarc({ headerFrom: name, spfDomains: [sender.envelope], dkimDomains: [{ domain: name }], resolver: using }) as Promise<DMARCResult>;
   let own: string[];

@@ -9,6 +9,7 @@ import { domainEvent } from '../sending-domains/domains.ts';
 import { checkAlignment, checkDkim, checkDmarc } from './auth-checks.ts';
 import { checkBlocklists } from './blocklists.ts';
 import { worstOf, type DeliverabilityCheck } from './check.ts';
+import { checkDmarcReports } from './dmarc-reports-check.ts';
 import { createLookups } from './lookups.ts';
 import { checkMtaSts, checkTlsRpt } from './policy-records.ts';
 import { checkReturnPath } from './return-path.ts';
@@ -35,7 +36,11 @@ export async function runChecks(ctx: Context, domain: DomainRow, now: number): P
     checkTlsRpt(sender),
     sendingRecord(ctx, domain.name, now),
   ]);
-  const [fcrdns, blocklists] = await Promise.all([checkFcrdns(sender, addresses, names), checkBlocklists(sender, addresses)]);
+  const [fcrdns, blocklists, dmarcReports] = await Promise.all([
+    checkFcrdns(sender, addresses, names),
+    checkBlocklists(sender, addresses),
+    checkDmarcReports(ctx, sender, addresses.sending, dmarc.tags),
+  ]);
   const checks: DeliverabilityCheck[] = [
     spf.check,
     dkim,
@@ -50,6 +55,7 @@ export async function runChecks(ctx: Context, domain: DomainRow, now: number): P
     checkBulkSender(domain.name, ctx.config.publicUrl, record, [spf.check, dkim, dmarc.check]),
     checkBounceRate(domain.name, record),
     checkComplaintRate(domain.name, record),
+    dmarcReports,
   ];
   return { domain_id: domain.id, status: worstOf(checks.map((check) => check.status)), checks, checked_at: toTimestamp(now) };
 }

@@ -1,3 +1,4 @@
+import { mtaStsPolicyId } from '../sending-domains/mta-sts.ts';
 import { checkOf, record, unanswered, type DeliverabilityCheck, type Finding } from './check.ts';
 import type { Sender } from './sender.ts';
 import { tagsOf } from './tag-list.ts';
@@ -15,20 +16,25 @@ async function recordsAt(sender: Sender, name: string, version: RegExp): Promise
   }
 }
 
-/** An MTA-STS id: the day of the check, as its examples write it. */
-const policyId = (now: number) => new Date(now).toISOString().slice(0, 10).replace(/-/g, '');
+/** An MTA-STS id: the one of the policy Mailroom serves for a domain that receives here, else the day of the check, as RFC 8461's examples write it. */
+const policyId = (sender: Sender) =>
+  sender.domain.receiving === 'enabled' ? mtaStsPolicyId(sender.config) : new Date(sender.now).toISOString().slice(0, 10).replace(/-/g, '');
 
 export async function checkMtaSts(sender: Sender): Promise<DeliverabilityCheck> {
   const { name } = sender.domain;
   const at = `_mta-sts.${name}`;
-  const fresh = `Publish a policy at https://mta-sts.${name}/.well-known/mta-sts.txt, then ${record(at, 'TXT', `v=STSv1; id=${policyId(sender.now)}`)}.`;
+  const served =
+    sender.domain.receiving === 'enabled'
+      ? `Mailroom serves its policy at https://mta-sts.${name}/.well-known/mta-sts.txt once ${record(`mta-sts.${name}`, 'CNAME', new URL(sender.config.publicUrl).hostname)} is published (behind https with a certificate for that name): publish it`
+      : `Publish a policy at https://mta-sts.${name}/.well-known/mta-sts.txt`;
+  const fresh = `${served}, then ${record(at, 'TXT', `v=STSv1; id=${policyId(sender)}`)}.`;
   const found = await recordsAt(sender, at, /^v=STSv1\s*(;|$)/i);
   if (!Array.isArray(found)) return checkOf('mta_sts', [found], '');
   const findings: Finding[] = [];
   if (found.length === 0) findings.push({ status: 'warn', detail: `${name} has no MTA-STS record: servers sending to it fall back to plain text when STARTTLS is stripped on the way.`, fix: fresh });
   else if (found.length > 1) findings.push({ status: 'fail', detail: `${at} has ${found.length} MTA-STS records: senders ignore the policy.`, fix: `Keep one: ${record(at, 'TXT', found[0]!.trim())}.` });
   else if (!/^[A-Za-z0-9]{1,32}$/.test(tagsOf(found[0]!).get('id') ?? '')) {
-    findings.push({ status: 'fail', detail: `The MTA-STS record at ${at} has no valid \`id\` (1 to 32 letters and digits): senders ignore it.`, fix: `Replace it with ${record(at, 'TXT', `v=STSv1; id=${policyId(sender.now)}`)}.` });
+    findings.push({ status: 'fail', detail: `The MTA-STS record at ${at} has no valid \`id\` (1 to 32 letters and digits): senders ignore it.`, fix: `Replace it with ${record(at, 'TXT', `v=STSv1; id=${policyId(sender)}`)}.` });
   }
   return checkOf('mta_sts', findings, `${at} announces an MTA-STS policy (id=${found.length === 1 ? tagsOf(found[0]!).get('id') : ''}).`);
 }
@@ -36,7 +42,7 @@ export async function checkMtaSts(sender: Sender): Promise<DeliverabilityCheck> 
 export async function checkTlsRpt(sender: Sender): Promise<DeliverabilityCheck> {
   const { name } = sender.domain;
   const at = `_smtp._tls.${name}`;
-  const fresh = record(at, 'TXT', `v=TLSRPTv1; rua=mailto:tls-reports@${name}`);
+  const fresh = record(at, 'TXT', `v=TLSRPTv1; rua=mailto:${sender.domain.dmarc_report_address ?? `tls-reports@${name}`}`);
   const found = await recordsAt(sender, at, /^v=TLSRPTv1\s*(;|$)/i);
   if (!Array.isArray(found)) return checkOf('tls_rpt', [found], '');
   const findings: Finding[] = [];

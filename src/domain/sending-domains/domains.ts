@@ -7,7 +7,7 @@ import * as store from '../../store/domains.ts';
 import { cancel } from '../../jobs/enqueue.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
-import { asciiDomain } from '../recipients/addresses.ts';
+import { asciiDomain, domainOf, normalizeAddress } from '../recipients/addresses.ts';
 import { allRecords, domainRecords, recordsOf } from './domain-records.ts';
 import { WARMUP_MAX_DAYS, warmupDay, warmupVolume, type Warmup } from './warmup.ts';
 import { restartVerification, scheduleCheck, switchVerification, verifyJobKey } from './domain-verification.ts';
@@ -26,6 +26,11 @@ export interface DomainSettingsInput {
   tracking_subdomain?: string;
   /** Only false: resumes marketing mail the guards paused (domain/deliverability/guards.ts). */
   sending_paused?: boolean;
+}
+
+export interface DomainUpdate extends DomainSettingsInput {
+  /** Where its DMARC aggregate reports are read (domain/dmarc/); null turns reading off. */
+  dmarc_reports?: { address: string } | null;
 }
 
 export interface DomainInput extends DomainSettingsInput {
@@ -81,9 +86,13 @@ function settingsOf(input: DomainSettingsInput, now: number): store.DomainSettin
 }
 
 /** A domain that neither sends nor receives is refused, as Resend does; one that only receives is Resend's too. */
-function checkCapabilities(domain: Pick<store.DomainRow, 'sending' | 'receiving'>): void {
+function checkCapabilities(domain: Pick<store.DomainRow, 'sending' | 'receiving' | 'dmarc_report_address'>): void {
   if (domain.sending === 'disabled' && domain.receiving === 'disabled') {
     throw new AppError('validation_error', 'At least one capability must be enabled: `capabilities.sending` or `capabilities.receiving`.');
+  }
+  // Reports arrive as mail: a domain that does not receive here cannot read them.
+  if (domain.dmarc_report_address && domain.receiving !== 'enabled') {
+    throw invalidField('dmarc_reports', 'DMARC reports are read from mail this domain receives: enable `capabilities.receiving` first, or set `dmarc_reports` to null.');
   }
 }
 
@@ -122,6 +131,7 @@ function toDomain(ctx: Context, row: store.DomainRow) {
     daily_limit: row.daily_limit,
     warmup: warmupShown(row, ctx.clock.now()),
     sending_paused: pauseOf(row),
+    dmarc_reports: row.dmarc_report_address === null ? null : { address: row.dmarc_report_address },
     records: recordsOf(row, ctx.config),
   };
 }
@@ -151,7 +161,7 @@ export async function createDomain(ctx: Context, input: DomainInput) {
   if (!REGIONS.includes(region)) throw new AppError('invalid_region', `Region must be ${REGIONS.map((r) => `"${r}"`).join(' | ')}`);
   const returnPath = subdomain(input.custom_return_path ?? 'send', 'custom_return_path');
   const settings = settingsOf(input, ctx.clock.now());
-  checkCapabilities({ sending: 'enabled', receiving: 'disabled', ...settings });
+  checkCapabilities({ sending: 'enabled', receiving: 'disabled', dmarc_report_address: null, ...settings });
   if (await store.findDomainByName(ctx.db, name)) throw alreadyRegistered(name);
 
   const id = newId();
@@ -185,6 +195,7 @@ export async function createDomain(ctx: Context, input: DomainInput) {
     sending_paused_reason: null,
     sending_paused_at: null,
     sending_resumed_at: null,
+    dmarc_report_address: null,
   };
   const inserted = await ctx.writer.transaction(async (tx) => {
     if (!(await store.insertDomain(tx, row))) return false;
@@ -221,8 +232,18 @@ export async function listDomains(ctx: Context, page: PageRequest) {
  * PATCH /domains/:id. Switching a capability changes the records (the Receiving MX comes and goes
  * with receiving) and, on a domain being checked, looks the new ones up now (switchVerification).
  */
-export async function updateDomain(ctx: Context, id: string, input: DomainSettingsInput): Promise<void> {
-  await changeDomain(ctx, id, settingsOf(input, ctx.clock.now()));
+export async function updateDomain(ctx: Context, id: string, input: DomainUpdate): Promise<void> {
+  const settings = settingsOf(input, ctx.clock.now());
+  if (input.dmarc_reports === undefined) return changeDomain(ctx, id, settings);
+  if (input.dmarc_reports === null) return changeDomain(ctx, id, { ...settings, dmarc_report_address: null });
+  const address = normalizeAddress(input.dmarc_reports.address.trim())?.toLowerCase();
+  if (!address) throw invalidField('dmarc_reports.address', `${quoted(input.dmarc_reports.address)} is not an email address such as dmarc@example.com.`);
+  const host = await store.findDomainByName(ctx.db, domainOf(address));
+  await changeDomain(ctx, id, { ...settings, dmarc_report_address: address }, (before) => {
+    if (domainOf(address) !== before.name && host?.receiving !== 'enabled') {
+      throw invalidField('dmarc_reports.address', `${address} must be at ${before.name} or at another of your domains that receives mail here.`);
+    }
+  });
 }
 
 /**

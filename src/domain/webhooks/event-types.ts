@@ -20,6 +20,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'domain.created',
   'domain.updated',
   'domain.deleted',
+  'domain.dmarc_report',
   'topic.created',
   'topic.updated',
   'topic.deleted',

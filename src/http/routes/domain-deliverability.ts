@@ -9,7 +9,7 @@ import { IdParams, UUID } from '../schemas/common.ts';
 const Status = Type.Union([Type.Literal('pass'), Type.Literal('warn'), Type.Literal('fail')]);
 
 const Check = Type.Object({
-  id: Type.String({ description: 'spf, dkim, dmarc, alignment, return_path, ptr, fcrdns, blocklists, mta_sts, tls_rpt, bulk_sender, bounce_rate or complaint_rate' }),
+  id: Type.String({ description: 'spf, dkim, dmarc, alignment, return_path, ptr, fcrdns, blocklists, mta_sts, tls_rpt, bulk_sender, bounce_rate, complaint_rate or dmarc_reports' }),
   status: Status,
   detail: Type.String({ description: 'What was found' }),
   fix: Type.Union([Type.String(), Type.Null()], { description: 'What to change, with the exact DNS record to publish where one is missing; null when it passes' }),

@@ -50,13 +50,18 @@ const Settings = {
   ),
 };
 
+const DmarcReports = Type.Union([Type.Object({ address: Str(MAX.line, 'dmarc@<the domain or another receiving domain>') }), Type.Null()], {
+  description: 'Mailroom: where its DMARC aggregate reports are read (the domain must receive mail); null: not read (docs/reports.md)',
+});
+
 const Update = {
   ...Settings,
   sending_paused: Type.Optional(Type.Boolean({ description: 'Mailroom: false resumes marketing mail the guards paused; true is refused' })),
+  dmarc_reports: Type.Optional(DmarcReports),
 };
 
 const DomainRecord = Type.Object({
-  record: Type.String({ description: 'SPF, DKIM, DMARC, Receiving or Tracking' }),
+  record: Type.String({ description: 'SPF, DKIM, DMARC, Receiving, MTA-STS, TLS-RPT or Tracking' }),
   name: Type.String({ description: 'Relative to the domain ("@": the domain itself)' }),
   type: Type.String(),
   ttl: Type.String(),
@@ -84,6 +89,7 @@ const DomainBody = Type.Object({
   daily_limit: Type.Union([Type.Integer(), Type.Null()]),
   warmup: Warmup,
   sending_paused: SendingPause,
+  dmarc_reports: DmarcReports,
   records: Type.Array(DomainRecord),
 });
 

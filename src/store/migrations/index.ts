@@ -32,6 +32,7 @@ import * as feedbackReceipts from './0029-feedback-receipts.ts';
 import * as deliverability from './0030-deliverability.ts';
 import * as sendingGuards from './0031-sending-guards.ts';
 import * as warmup from './0032-warmup.ts';
+import * as dmarcReports from './0033-dmarc-reports.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -67,6 +68,7 @@ const migrations: Record<string, Migration> = {
   '0030-deliverability': deliverability,
   '0031-sending-guards': sendingGuards,
   '0032-warmup': warmup,
+  '0033-dmarc-reports': dmarcReports,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */

@@ -31,7 +31,7 @@ interface Report {
   checks: Check[];
 }
 
-const IDS = ['spf', 'dkim', 'dmarc', 'alignment', 'return_path', 'ptr', 'fcrdns', 'blocklists', 'mta_sts', 'tls_rpt', 'bulk_sender', 'bounce_rate', 'complaint_rate'];
+const IDS = ['spf', 'dkim', 'dmarc', 'alignment', 'return_path', 'ptr', 'fcrdns', 'blocklists', 'mta_sts', 'tls_rpt', 'bulk_sender', 'bounce_rate', 'complaint_rate', 'dmarc_reports'];
 
 async function checkNow(t: TestApp, id: string): Promise<Report> {
   const { status, body } = await requestJson(t, 'POST', `/domains/${id}/deliverability`);

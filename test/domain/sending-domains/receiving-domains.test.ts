@@ -49,17 +49,18 @@ for (const dialect of dialects) {
     it('creates a domain with receiving enabled: the Receiving MX on the domain itself, after the sending records', async () => {
       const created = await createReceiving(t, 'in.example.com');
       assert.deepEqual((created as Domain & { capabilities: unknown }).capabilities, { sending: 'enabled', receiving: 'enabled' });
-      assert.deepEqual(created.records.map((r) => r.record), ['SPF', 'SPF', 'DKIM', 'DMARC', 'Receiving']);
+      assert.deepEqual(created.records.map((r) => r.record), ['SPF', 'SPF', 'DKIM', 'DMARC', 'Receiving', 'MTA-STS', 'MTA-STS', 'TLS-RPT']);
       assert.deepEqual(receivingOf(created), receivingRecord('not_started'));
       assert.deepEqual((await domainOf(t, created.id)).records, created.records);
       const row = (await t.resend.domains.list()).data!.data.find((d) => d.id === created.id)!;
       assert.deepEqual(row.capabilities, { sending: 'enabled', receiving: 'enabled' });
-      assert.deepEqual((await loggedRecords(t, 'domain.created', created.id)).at(-1), receivingRecord('not_started'));
+      assert.deepEqual((await loggedRecords(t, 'domain.created', created.id)).find((r) => r.record === 'Receiving'), receivingRecord('not_started'));
     });
 
     it('a domain may only receive: the Receiving MX is its one record, and it does not send', async () => {
       const created = await createReceiving(t, 'inbox.example.com', 'disabled');
-      assert.deepEqual(created.records, [receivingRecord('not_started')]);
+      assert.deepEqual(created.records.map((r) => r.record), ['Receiving', 'MTA-STS', 'MTA-STS', 'TLS-RPT'], 'its MTA-STS and TLS-RPT beside it: mta-sts.test.ts');
+      assert.deepEqual(receivingOf(created), receivingRecord('not_started'));
       const { error } = await t.resend.emails.send({ from: 'a@inbox.example.com', to: 'b@example.org', subject: 'S', text: 'T' });
       assert.deepEqual(error, {
         statusCode: 403,
@@ -83,7 +84,7 @@ for (const dialect of dialects) {
       assert.deepEqual(receivingOf(got), receivingRecord('not_started'));
       assert.equal(got.status, 'not_started');
       assert.equal(await verifyJob(t, domain.id), undefined, 'no check before the verify call');
-      assert.deepEqual((await loggedRecords(t, 'domain.updated', domain.id)).at(-1), receivingRecord('not_started'));
+      assert.deepEqual((await loggedRecords(t, 'domain.updated', domain.id)).find((r) => r.record === 'Receiving'), receivingRecord('not_started'));
 
       await setReceiving(t, domain.id, 'disabled');
       got = await domainOf(t, domain.id);
@@ -124,7 +125,8 @@ for (const dialect of dialects) {
       publishRecords(dns, domain);
       t.advance(3_000);
       const got = await statusBecomes(t, domain.id, 'verified');
-      assert.deepEqual(got.records, [receivingRecord('verified')]);
+      assert.deepEqual(receivingOf(got), receivingRecord('verified'));
+      assert.deepEqual(got.records.map((r) => r.status), ['verified', 'verified', 'verified', 'verified'], 'MTA-STS and TLS-RPT published too');
     });
 
     it('PATCH enabling receiving on a verified domain looks the record up at once', async () => {
@@ -149,7 +151,9 @@ for (const dialect of dialects) {
       await checked(t, domain.id);
       const got = await domainOf(t, domain.id);
       assert.equal(got.status, 'pending', 'the sending records are not published: it may not send');
-      assert.deepEqual(got.records.map((r) => r.status), ['pending', 'pending', 'pending', 'pending', 'verified']);
+      assert.deepEqual(got.records.map((r) => [r.record, r.status]), [
+        ['SPF', 'pending'], ['SPF', 'pending'], ['DKIM', 'pending'], ['DMARC', 'pending'], ['Receiving', 'verified'], ['MTA-STS', 'pending'], ['MTA-STS', 'pending'], ['TLS-RPT', 'pending'],
+      ]);
     });
 
     it('mayReceive in capture mode: receiving enabled is enough, before any DNS', async () => {
