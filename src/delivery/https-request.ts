@@ -1,6 +1,7 @@
+import type { Resolver } from 'node:dns/promises';
 import { request } from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
+import { isPrivateLiteral, resolverLookup } from '../net-guard.ts';
 
 // The HTTPS requests of MTA-STS and TLS reporting: a policy fetched from `mta-sts.<domain>`, a report
 // posted to a domain's endpoint. Certificates are checked (beside the system's CAs, MAILROOM_OUTBOUND_CA's
@@ -14,8 +15,9 @@ export interface HttpsOptions {
   body?: Buffer;
   /** PEM CAs trusted beside the system's. */
   ca: string | undefined;
-  /** The address guard (net-guard.ts resolverLookup). */
-  lookup: LookupFunction;
+  /** Host names are looked up here (DNS_SERVERS), and private addresses refused unless `allowPrivate`. */
+  resolver: Resolver;
+  allowPrivate: boolean;
   timeoutMs: number;
   /** A longer answer is a failure. */
   maxBytes: number;
@@ -36,6 +38,8 @@ const CERTIFICATE_ERRORS = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ALTNAME/;
 
 /** The status and body of one request; a redirect is an answer like any other (the caller refuses it). */
 export function httpsRequest(url: URL, options: HttpsOptions): Promise<{ status: number; body: Buffer }> {
+  // An IP literal is connected to without a lookup, so it is checked here.
+  if (!options.allowPrivate && isPrivateLiteral(url)) return Promise.reject(new HttpsFailure(`${url.hostname} is a private address`));
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -44,7 +48,7 @@ export function httpsRequest(url: URL, options: HttpsOptions): Promise<{ status:
         port: options.port ?? url.port,
         headers: { ...options.headers, ...(options.body ? { 'content-length': String(options.body.length) } : {}) },
         ca: options.ca ? [...rootCertificates, options.ca] : undefined,
-        lookup: options.lookup,
+        lookup: resolverLookup(options.resolver, options.allowPrivate),
         servername: url.hostname,
         agent: false,
         signal: AbortSignal.timeout(options.timeoutMs),

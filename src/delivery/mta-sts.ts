@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { lookupTxt } from '../dns.ts';
-import { resolverLookup } from '../net-guard.ts';
 import type { Clock } from '../time/clock.ts';
 import { HttpsFailure, httpsRequest } from './https-request.ts';
 import { parseStsPolicy, stsRecordId, type StsPolicy } from './mta-sts-policy.ts';
@@ -35,16 +34,17 @@ const MAX_REMEMBERED = 10_000;
 /** RFC 8461 3.3: a policy is at most 64 KB. */
 const MAX_POLICY_BYTES = 64 * 1024;
 const FETCH_TIMEOUT_MS = 15_000;
+const HOST_NAME = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i;
 
 export function createStsPolicies(config: Config, resolver: Resolver, clock: Clock, cache: StsCache, log: Logger): StsPolicies {
   const ca = config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined;
-  const lookup = resolverLookup(resolver, config.mtaSts.allowPrivate);
+  const { port, allowPrivate } = config.mtaSts;
   const remembered = new Map<string, { until: number; answer: Promise<PolicyLookup> }>();
 
   async function fetchPolicy(domain: string, id: string): Promise<StsPolicy | { failure: StsFailure; detail: string }> {
     const url = new URL(`https://mta-sts.${domain}/.well-known/mta-sts.txt`);
     try {
-      const { status, body } = await httpsRequest(url, { method: 'GET', port: config.mtaSts.port, ca, lookup, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_POLICY_BYTES });
+      const { status, body } = await httpsRequest(url, { method: 'GET', port, ca, resolver, allowPrivate, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_POLICY_BYTES });
       if (status !== 200) return { failure: 'sts-policy-fetch-error', detail: `${url.host} answered ${status}${status >= 300 && status < 400 ? ' (a redirect, not followed)' : ''}` };
       const parsed = parseStsPolicy(id, body.toString('utf8'));
       return 'invalid' in parsed ? { failure: 'sts-policy-invalid', detail: parsed.invalid } : parsed;
@@ -55,6 +55,8 @@ export function createStsPolicies(config: Config, resolver: Resolver, clock: Clo
   }
 
   async function discover(domain: string): Promise<PolicyLookup> {
+    // An address literal (`user@[192.0.2.1]`) names no domain, so no policy.
+    if (!HOST_NAME.test(domain)) return undefined;
     const now = clock.now();
     const kept = await cache.find(domain);
     const valid = kept && kept.expiresAt > now ? kept.policy : undefined;

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, readConfig } from '../../src/config.ts';
+import { httpsRequest } from '../../src/delivery/https-request.ts';
 import { mxMatches, parseStsPolicy, stsRecordId } from '../../src/delivery/mta-sts-policy.ts';
 import { reportAddresses } from '../../src/domain/tls-reports/report-address.ts';
+import { startDnsServer } from '../support/dns-server.ts';
 
 // What MTA-STS and TLS reporting read from a recipient domain's DNS and web server, which anyone writes:
 // each rule of RFC 8461 and 8460, and hostile input refused in linear time.
@@ -65,5 +67,19 @@ describe('MTA-STS and TLS report settings', () => {
     assert.throws(() => readConfig({ MAILROOM_TLSRPT: 'maybe' }), (e: unknown) => e instanceof ConfigError && /MAILROOM_TLSRPT: expected on or off/.test(e.message));
     assert.throws(() => readConfig({ MAILROOM_TLSRPT_FROM: 'not an address' }), /MAILROOM_TLSRPT_FROM/);
     assert.throws(() => readConfig({ MAILROOM_OUTBOUND_CA: '/nonexistent/ca.pem' }), /MAILROOM_OUTBOUND_CA: the file \/nonexistent\/ca\.pem does not exist/);
+  });
+});
+
+describe('the HTTPS requests of MTA-STS and TLS reports', () => {
+  it('refuse a private address, as a literal or as a name resolves, unless allowed', async () => {
+    const dns = await startDnsServer();
+    dns.add('mta-sts.inside.test', { A: ['10.0.0.7'] });
+    const options = { method: 'GET' as const, ca: undefined, resolver: dns.resolver, allowPrivate: false, timeoutMs: 5000, maxBytes: 1024 };
+    try {
+      await assert.rejects(httpsRequest(new URL('https://127.0.0.1:9/report'), options), /127\.0\.0\.1 is a private address/);
+      await assert.rejects(httpsRequest(new URL('https://mta-sts.inside.test/.well-known/mta-sts.txt'), options), /mta-sts\.inside\.test resolves to a private address/);
+    } finally {
+      await dns.close();
+    }
   });
 });

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import type { Context } from '../../context.ts';
 import { HttpsFailure, httpsRequest } from '../../delivery/https-request.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
-import { resolverLookup } from '../../net-guard.ts';
 import { REPORT_TYPE } from './send-reports.ts';
 
 const POST_TIMEOUT_MS = 30_000;
@@ -17,7 +16,8 @@ export async function postReport(ctx: Context, attempt: Attempt<'post-tls-report
       headers: { 'content-type': REPORT_TYPE },
       body: Buffer.from(report, 'base64'),
       ca: outboundCaFile ? readFileSync(outboundCaFile, 'utf8') : undefined,
-      lookup: resolverLookup(ctx.dns, mtaSts.allowPrivate),
+      resolver: ctx.dns,
+      allowPrivate: mtaSts.allowPrivate,
       timeoutMs: POST_TIMEOUT_MS,
       maxBytes: 64 * 1024,
     });
