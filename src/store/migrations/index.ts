@@ -31,7 +31,7 @@ import * as deliveryPaused from './0028-delivery-paused.ts';
 import * as feedbackReceipts from './0029-feedback-receipts.ts';
 import * as deliverability from './0030-deliverability.ts';
 import * as sendingGuards from './0031-sending-guards.ts';
-import * as mtaStsTlsReports from './0032-mta-sts-tls-reports.ts';
+import * as mtaStsTlsReports from './0034-mta-sts-tls-reports.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -66,7 +66,7 @@ const migrations: Record<string, Migration> = {
   '0029-feedback-receipts': feedbackReceipts,
   '0030-deliverability': deliverability,
   '0031-sending-guards': sendingGuards,
-  '0032-mta-sts-tls-reports': mtaStsTlsReports,
+  '0034-mta-sts-tls-reports': mtaStsTlsReports,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
