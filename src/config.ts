@@ -44,6 +44,24 @@ export interface Config {
   };
   /** Messages per second by destination (delivery/throttle.ts); empty: no limit. */
   readonly throttle: readonly ThrottleRule[];
+  /** Recipient domains' MTA-STS policies in direct mode (delivery/mta-sts.ts). */
+  readonly mtaSts: {
+    /** The HTTPS port of `mta-sts.<domain>` (443; another for tests). */
+    readonly port: number;
+    /** Policy hosts and TLS report (https:) endpoints may be on private addresses (tests, a lab network). */
+    readonly allowPrivate: boolean;
+  };
+  /** A PEM file of CAs trusted beside the system's for outbound TLS that checks certificates (MTA-STS, TLS reports); tests. */
+  readonly outboundCaFile: string | undefined;
+  /** The daily TLS reports (RFC 8460) sent to recipient domains in direct mode. */
+  readonly tlsRpt: {
+    /** MAILROOM_TLSRPT=off: none recorded, none sent. */
+    readonly enabled: boolean;
+    /** The From of reports sent by mail (on a Mailroom domain, which signs them); undefined: mailto: reports are not sent. */
+    readonly from: string | undefined;
+    /** The report's organization-name. */
+    readonly organization: string;
+  };
   readonly http: {
     /** How long a client may take to send a whole request, body included. */
     readonly requestTimeoutMs: number;
@@ -204,6 +222,15 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   return fail(name, `expected true or false, got "${raw}"`);
 }
 
+/** on/off (or true/false). */
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['on', 'true', '1'].includes(raw)) return true;
+  if (['off', 'false', '0'].includes(raw)) return false;
+  return fail(name, `expected on or off, got "${raw}"`);
+}
+
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -360,6 +387,22 @@ function throttle(env: Env, mode: DeliveryMode): ThrottleRule[] {
   return [...named, ...PROVIDER_THROTTLES.filter((p) => !named.some((rule) => rule.name === p.name)), others];
 }
 
+/** A readable file's path, or undefined when unset. */
+function file(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!existsSync(raw)) fail(name, `the file ${raw} does not exist`);
+  return raw;
+}
+
+/** MAILROOM_TLSRPT_FROM: a bare address. */
+function tlsRptFrom(env: Env): string | undefined {
+  const raw = env.MAILROOM_TLSRPT_FROM?.trim();
+  if (!raw) return undefined;
+  if (!/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(raw)) fail('MAILROOM_TLSRPT_FROM', `expected an email address such as tls-reports@example.com, got "${raw}"`);
+  return raw;
+}
+
 /** A host name variable, lowercased; `fallback` when unset. */
 function hostName(env: Env, name: string, fallback: string): string {
   const raw = env[name];
@@ -476,6 +519,16 @@ export function readConfig(env: Env = process.env): Config {
       maxConnections: integer(env, 'DIRECT_MAX_CONNECTIONS', 5, 1, 100),
     }),
     throttle: Object.freeze(throttle(env, mode)),
+    mtaSts: Object.freeze({
+      port: integer(env, 'MAILROOM_MTA_STS_PORT', 443, 1, 65535),
+      allowPrivate: boolean(env, 'MAILROOM_ALLOW_PRIVATE_TLS_HOSTS', false),
+    }),
+    outboundCaFile: file(env, 'MAILROOM_OUTBOUND_CA'),
+    tlsRpt: Object.freeze({
+      enabled: onOff(env, 'MAILROOM_TLSRPT', true),
+      from: tlsRptFrom(env),
+      organization: env.MAILROOM_TLSRPT_ORG?.trim() || mailHostname,
+    }),
     http: Object.freeze({
       requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
       maxLargeBodies: integer(env, 'HTTP_MAX_LARGE_BODIES', 2, 1, 1000),

@@ -13,6 +13,9 @@ import { createRateBudget, type RateBudget } from './domain/api-keys/rate-limits
 import { createComposer, type Composer } from './domain/messages/compose-pool.ts';
 import { createMessageReader, type MessageReader } from './domain/receiving/message-reader.ts';
 import { createTransport, type Transport } from './delivery/transports.ts';
+import { createStsPolicies, type StsCache } from './delivery/mta-sts.ts';
+import { createTlsSessionCounts, type TlsSessionCounts } from './domain/tls-reports/session-counts.ts';
+import { findStsPolicy, saveStsPolicy } from './store/mta-sts-policies.ts';
 import { createResolver } from './dns.ts';
 import { availabilityProbe, openDb, type Db } from './store/db.ts';
 import { createAvailability, type Availability } from './store/availability.ts';
@@ -66,6 +69,8 @@ export interface Context {
   readonly deliveryLog: DeliveryLog;
   /** What GET /metrics tells Prometheus. */
   readonly instruments: Instruments;
+  /** TLS sessions in direct mode, counted for the daily TLS reports. */
+  readonly tlsSessions: TlsSessionCounts;
 }
 
 export interface JobSignal {
@@ -98,6 +103,11 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
   const jobNotices = createJobNotices(db, config.databaseUrl, log, availability);
   jobsAdded.subscribe(() => jobNotices.announce());
   const dns = createResolver(config.dnsServers);
+  const tlsSessions = createTlsSessionCounts(config.tlsRpt.enabled, writer, clock, log);
+  const stsCache: StsCache = {
+    find: (domain) => findStsPolicy(db, domain),
+    save: (domain, policy, expiresAt) => writer.transaction((tx) => saveStsPolicy(tx, domain, policy, clock.now(), expiresAt)),
+  };
   return {
     config,
     secret,
@@ -118,6 +128,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
       dns,
       { windows: sharedWindows(db, 'throttle_windows'), slowdowns: sharedSlowdowns(db), log },
       log,
+      { policies: createStsPolicies(config, dns, clock, stsCache, log), record: (session) => tlsSessions.record(session) },
     ),
     dns,
     composer: createComposer(config.worker.composeThreads, secret),
@@ -127,6 +138,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     largeMessages: createSemaphore(config.worker.maxLargeMessages),
     deliveryLog: createDeliveryLog(log),
     instruments: createInstruments(db, clock, availability),
+    tlsSessions,
   };
 }
 
@@ -135,6 +147,7 @@ export async function closeContext(ctx: Context): Promise<void> {
   ctx.deliveryLog.close();
   await ctx.keyUsage.close();
   ctx.transport.close();
+  await ctx.tlsSessions.close();
   await ctx.composer.close();
   await ctx.reader.close();
   await ctx.jobNotices.close();

@@ -8,6 +8,7 @@ import { createFirstKey, seedConfiguredKey } from './domain/api-keys/api-keys.ts
 import { processLog } from './log-output.ts';
 import { scheduleRetention } from './domain/retention/retention.ts';
 import { scheduleDeliverabilityChecks } from './domain/deliverability/daily-checks.ts';
+import { scheduleTlsReports } from './domain/tls-reports/send-reports.ts';
 import { listenErrorLine, reachPostgres, sqliteErrorLine } from './start-errors.ts';
 import { listenSmtpHealth } from './smtp/health.ts';
 import { listenInbound } from './smtp/inbound-server.ts';
@@ -115,10 +116,11 @@ async function main(): Promise<void> {
       stop(error, listenErrorLine(error, 'WORKER_HEALTH_PORT', host, healthPort)),
     );
   }
-  // Every worker adds the retention and deliverability jobs if they are missing; their unique keys keep them to one.
+  // Every worker adds the retention, deliverability and TLS report jobs if they are missing; their unique keys keep them to one.
   if (runner) {
     await scheduleRetention(ctx);
     await scheduleDeliverabilityChecks(ctx);
+    await scheduleTlsReports(ctx);
   }
   runner?.start();
   const folding = runner && startMetricsFolding(ctx);

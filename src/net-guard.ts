@@ -2,6 +2,7 @@
 // this machine or its private network unless the operator allows it: checked on the address actually
 // connected to, so DNS answering differently a moment later cannot slip past.
 import { lookup as dnsLookup } from 'node:dns';
+import type { Resolver } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -47,4 +48,26 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
 export function isPrivateLiteral(url: URL): boolean {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   return isIP(host) !== 0 && !isPublicAddress(host);
+}
+
+/**
+ * A lookup through `resolver` (DNS_SERVERS), refusing private answers unless `allowPrivate`: for hosts a
+ * recipient domain's DNS names (its MTA-STS policy host, its TLS report endpoint), found as its MX hosts are.
+ */
+export function resolverLookup(resolver: Resolver, allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    const found = isIP(hostname)
+      ? Promise.resolve([{ address: hostname, family: isIP(hostname) }])
+      : Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]).then(([v4, v6]) => [
+          ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+          ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+        ]);
+    void found.then((list) => {
+      if (list.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      const usable = allowPrivate ? list : list.filter((a) => isPublicAddress(a.address));
+      if (usable.length === 0) return callback(Object.assign(new Error('private address'), { code: 'EPRIVATE' }), '', 0);
+      if (options.all) return callback(null, usable, 0);
+      callback(null, usable[0]!.address, usable[0]!.family);
+    });
+  };
 }

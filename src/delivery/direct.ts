@@ -1,5 +1,7 @@
 import type { Resolver } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Clock } from '../time/clock.ts';
@@ -10,12 +12,16 @@ import { pushesBack } from './smtp-reply.ts';
 import { throttledAll, type Throttle } from './throttle.ts';
 import { byDomain, DeliveryError, refusedAll, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult, type SmtpSender } from './smtp-send.ts';
 import type { OutgoingMessage } from './transports.ts';
+import type { StsPolicies } from './mta-sts.ts';
+import { hostKey, mxMatches, type StsPolicy } from './mta-sts-policy.ts';
+import type { RecordTlsSession, TlsSession } from './tls-results.ts';
 
 // Direct delivery: Mailroom is the sending MTA. Recipients are grouped by domain, each domain's mail
 // servers are found in DNS, and each group goes over one SMTP transaction to the first server that
 // answers. Connections to one server are pooled and capped; the messages to one destination (the
 // domain's most preferred MX host) are throttled, slowed when it pushes back, and paused while none of
-// its servers can be reached.
+// its servers can be reached. A domain's MTA-STS policy (mta-sts.ts) decides which servers may have its
+// mail and how, and each session under it is counted for the TLS report the domain asks for.
 
 /** A pool unused this long is dropped, so destinations seen once hold no memory (its idle sockets close sooner). */
 const IDLE_POOL_MS = 5 * 60_000;
@@ -59,10 +65,13 @@ export function directTransport(
   clock: Clock,
   throttle: Throttle | undefined,
   log: Logger,
+  mtaSts?: { policies: StsPolicies; record: RecordTlsSession },
 ): { send(message: OutgoingMessage, signal: AbortSignal): Promise<SendResult>; close(): void } {
   const pools = new Map<string, { transport: SmtpSender & { close(): void }; usedAt: number }>();
   const breakers = new Map<string, Breaker>();
   let sweptAt = clock.now();
+  const ca = config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined;
+  const record: RecordTlsSession = mtaSts?.record ?? (() => {});
 
   /** The breaker of a destination; one not paused is forgotten with the idle pools. */
   function breakerOf(destination: string): Breaker {
@@ -73,10 +82,11 @@ export function directTransport(
 
   // One pool per server address (and TLS policy), whichever domains' MX records name it, so the cap
   // holds per destination server. STARTTLS whenever offered; `enforced` refuses to go on without it.
-  // Certificates are not checked: many MX certificates would fail, and SMTP between servers offers
-  // encryption without authentication (the server name is still sent, for servers with several).
-  function poolFor(address: string, host: string, enforced: boolean): SmtpSender {
-    const key = `${address}|${enforced}`;
+  // Certificates are not checked (many MX certificates would fail, and SMTP between servers offers
+  // encryption without authentication), except under an MTA-STS policy: `verified` requires TLS and a
+  // certificate valid for the MX host's name, so its pools are per host name too.
+  function poolFor(address: string, host: string, tls: 'opportunistic' | 'enforced' | 'verified'): SmtpSender {
+    const key = tls === 'verified' ? `${address}|${tls}|${hostKey(host)}` : `${address}|${tls}`;
     const now = clock.now();
     if (now - sweptAt > IDLE_POOL_MS) {
       sweptAt = now;
@@ -90,6 +100,7 @@ export function directTransport(
     }
     let pool = pools.get(key);
     if (!pool) {
+      const servername = isIP(host) ? {} : { servername: hostKey(host) };
       const transport = nodemailer.createTransport({
         pool: true,
         host: address,
@@ -97,9 +108,9 @@ export function directTransport(
         name: config.mailHostname,
         maxConnections: config.direct.maxConnections,
         maxMessages: Infinity,
-        requireTLS: enforced,
-        opportunisticTLS: !enforced,
-        tls: { rejectUnauthorized: false, ...(isIP(host) ? {} : { servername: host }) },
+        requireTLS: tls !== 'opportunistic',
+        opportunisticTLS: tls === 'opportunistic',
+        tls: tls === 'verified' ? { rejectUnauthorized: true, ...servername, ...(ca ? { ca: [...rootCertificates, ca] } : {}) } : { rejectUnauthorized: false, ...servername },
         ...SMTP_TIMEOUTS,
       });
       pool = { transport, usedAt: now };
@@ -111,14 +122,39 @@ export function directTransport(
 
   /**
    * The transaction on the first of `hosts`' servers that answers it; 5xx ends it. A DeliveryError
-   * (the last server's) when none took it.
+   * (the last server's) when none took it. Under an MTA-STS policy a host it names is tried with a
+   * checked certificate, and each session counts for TLS reports; `enforce` tries only those hosts,
+   * that way only, and defers the message when none works; `testing` goes on as without a policy.
    */
-  async function firstServer(hosts: string[], destination: string, to: string[], message: OutgoingMessage, from: string, signal: AbortSignal): Promise<SendResult> {
+  async function firstServer(hosts: string[], destination: string, domain: string, to: string[], message: OutgoingMessage, from: string, signal: AbortSignal, policy: StsPolicy | undefined): Promise<SendResult> {
+    const enforce = policy?.mode === 'enforce';
+    const failures: string[] = [];
+    const failed = (host: string, address: string, type: TlsSession['result'], reason: string) => {
+      record({ domain, result: type, mxHost: hostKey(host), receivingIp: address, reason });
+      failures.push(`${hostKey(host)}${address ? ` (${address})` : ''}: ${type} (${reason})`);
+    };
     let last: DeliveryError | undefined;
     for (const host of hosts) {
+      const named = policy !== undefined && mxMatches(policy.mx, host);
+      if (policy && !named) {
+        failed(host, '', 'validation-failure', 'the MX host is not named by the policy');
+        if (enforce) continue;
+      }
       for (const address of await addressesOf(resolver, host)) {
         try {
-          const result = await sendVia(poolFor(address, host, message.domain?.tls === 'enforced'), { from, to }, message.raw, signal);
+          if (named) {
+            try {
+              const result = await sendVia(poolFor(address, host, 'verified'), { from, to }, message.raw, signal);
+              record({ domain, result: 'success', mxHost: '', receivingIp: '', reason: '' });
+              if (pushedBack(result)) throttle?.slowDown(destination);
+              return result;
+            } catch (error) {
+              if (!(error instanceof DeliveryError) || !error.tls) throw error;
+              failed(host, address, error.tls.type, error.tls.reason);
+              if (enforce) throw error;
+            }
+          }
+          const result = await sendVia(poolFor(address, host, message.domain?.tls === 'enforced' ? 'enforced' : 'opportunistic'), { from, to }, message.raw, signal);
           if (pushedBack(result)) throttle?.slowDown(destination);
           return result;
         } catch (error) {
@@ -128,6 +164,10 @@ export function directTransport(
           last = error;
         }
       }
+    }
+    if (enforce && failures.length > 0) {
+      const rest = last && !last.tls ? `; ${last.response}` : '';
+      throw new DeliveryError(`Deferred by the MTA-STS policy of ${domain} (mode enforce: TLS with a certificate valid for an MX host it names: ${policy.mx.join(', ')}): ${failures.join('; ')}${rest}`, undefined);
     }
     throw last ?? new DeliveryError(`No address of a mail server of ${destination} could be found`, undefined);
   }
@@ -141,7 +181,11 @@ export function directTransport(
       const destination = found.hosts[0]!.toLowerCase().replace(/\.$/, '');
       const until = await throttle?.admit(destination, signal);
       if (until !== undefined) return throttledAll(to, destination, until);
-      return await guarded(breakerOf(destination), to, () => firstServer(found.hosts, destination, to, message, from, signal));
+      const sts = await mtaSts?.policies.policyOf(domain);
+      // A domain that publishes a policy none can be had of now is sent to as without one (RFC 8461 5.1), and reported.
+      if (sts && 'failure' in sts) record({ domain, result: sts.failure, mxHost: '', receivingIp: '', reason: sts.detail });
+      const policy = sts && 'policy' in sts ? sts.policy : undefined;
+      return await guarded(breakerOf(destination), to, () => firstServer(found.hosts, destination, domain, to, message, from, signal, policy));
     } catch (error) {
       if (!(error instanceof DeliveryError)) throw error;
       return refusedAll(to, error);

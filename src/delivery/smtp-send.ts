@@ -1,3 +1,5 @@
+import { tlsFailureOf, type TlsFailureType } from './tls-results.ts';
+
 // One SMTP transaction and what came of it, shared by the relay and direct transports.
 
 /** The domain of a recipient's address, lower-cased: what its mail servers and its throttle are found by. */
@@ -68,6 +70,7 @@ export interface SendResult {
 
 interface SmtpError extends Error {
   code?: string;
+  originalCode?: string;
   command?: string;
   responseCode?: number;
   response?: string;
@@ -115,6 +118,8 @@ export class DeliveryError extends Error {
     readonly response: string,
     readonly code: number | undefined,
     readonly stage: SmtpStage = 'connection',
+    /** A TLS failure (a certificate refused, STARTTLS refused where required): what TLS reports count. */
+    readonly tls?: { type: TlsFailureType; reason: string },
   ) {
     super(response);
   }
@@ -146,7 +151,8 @@ export async function sendVia(transport: SmtpSender, envelope: { from: string; t
     }
     // STARTTLS that fails where TLS is required is the connection's failure, not a refusal of the
     // message: worth another server or another try, whatever the server replied.
-    if (smtpError.code === 'ETLS') throw new DeliveryError(`${smtpError.message}: ${smtpError.response ?? ''}`, undefined);
-    throw new DeliveryError(smtpError.response ?? smtpError.message, smtpError.responseCode, stageOf(smtpError.command));
+    const tls = tlsFailureOf(smtpError);
+    if (smtpError.code === 'ETLS') throw new DeliveryError(`${smtpError.message}: ${smtpError.response ?? ''}`, undefined, 'connection', tls);
+    throw new DeliveryError(smtpError.response ?? smtpError.message, tls ? undefined : smtpError.responseCode, stageOf(smtpError.command), tls);
   }
 }

@@ -7,6 +7,8 @@ import type { Config } from '../config.ts';
 import type { DomainRow } from '../store/domains.ts';
 import { createBreaker, guarded } from './breaker.ts';
 import { directTransport } from './direct.ts';
+import type { StsPolicies } from './mta-sts.ts';
+import type { RecordTlsSession } from './tls-results.ts';
 import { createThrottle, throttledAll, type Throttle, type ThrottleShares } from './throttle.ts';
 import { byDomain, DeliveryError, refusedAll, resultForAll, SMTP_TIMEOUTS, sendVia, type SendResult } from './smtp-send.ts';
 
@@ -137,12 +139,19 @@ function throttled(throttle: Throttle, send: Send): Send {
 }
 
 /** The transport of DELIVERY_MODE: capture (the default without SMTP_URL, so a new install never sends by accident), relay or direct. */
-export function createTransport(config: Config, clock: Clock, resolver: Resolver, shares: ThrottleShares, log: Logger): Transport {
+export function createTransport(
+  config: Config,
+  clock: Clock,
+  resolver: Resolver,
+  shares: ThrottleShares,
+  log: Logger,
+  mtaSts?: { policies: StsPolicies; record: RecordTlsSession },
+): Transport {
   switch (config.deliveryMode) {
     case 'relay':
       return relayTransport(config.smtpUrl!, createThrottle(config.throttle, clock, shares), clock, log);
     case 'direct': {
-      const direct = directTransport(config, resolver, clock, createThrottle(config.throttle, clock, shares), log);
+      const direct = directTransport(config, resolver, clock, createThrottle(config.throttle, clock, shares), log, mtaSts);
       return abortable('direct', direct.send, direct.close);
     }
     case 'capture':

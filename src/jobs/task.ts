@@ -16,6 +16,9 @@ export interface TaskPayloads {
   retention: Record<string, never>;
   'automation-step': { step_id: string };
   'check-deliverability': Record<string, never>;
+  'send-tls-reports': Record<string, never>;
+  /** A gzipped TLS report (base64) for an https: address a recipient domain publishes. */
+  'post-tls-report': { url: string; report: string; domain: string; day: string };
 }
 
 export type TaskName = keyof TaskPayloads;

@@ -633,6 +633,47 @@ export interface DomainDeliverabilityTable {
   checked_at: string;
 }
 
+/** A recipient domain's MTA-STS policy (delivery/mta-sts.ts). */
+export interface MtaStsPolicyTable {
+  domain: string;
+  /** The `_mta-sts` TXT id it was fetched under. */
+  policy_id: string;
+  mode: string;
+  /** JSON: the mx patterns. */
+  mx: string;
+  max_age: number;
+  /** JSON: the policy's lines. */
+  policy: string;
+  /** Epoch ms. */
+  fetched_at: number;
+  expires_at: number;
+}
+
+/** TLS sessions of a UTC day to a recipient domain, by RFC 8460 result (domain/tls-reports/). */
+export interface TlsSessionCountTable {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  domain: string;
+  /** `success` or a failure's result type. */
+  result: string;
+  /** A failure's MX host and the address connected to; '' when none. */
+  mx_host: string;
+  receiving_ip: string;
+  count: number;
+  /** The last failure's reason code or words. */
+  reason: string;
+}
+
+/** A TLS report made for a day and a recipient domain: at most one each. */
+export interface TlsReportTable {
+  day: string;
+  domain: string;
+  report_id: string;
+  /** Where it went: the `rua` URIs, or why nowhere. */
+  rua: string;
+  created_at: string;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
   api_logs: ApiLogTable;
@@ -678,6 +719,9 @@ export interface Database {
   domain_deliverability: DomainDeliverabilityTable;
   dmarc_reports: DmarcReportTable;
   dmarc_report_rows: DmarcReportRowTable;
+  mta_sts_policies: MtaStsPolicyTable;
+  tls_session_counts: TlsSessionCountTable;
+  tls_reports: TlsReportTable;
   broadcasts: BroadcastTable;
   broadcast_recipients: BroadcastRecipientTable;
   suppressions: SuppressionTable;

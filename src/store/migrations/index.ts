@@ -33,6 +33,7 @@ import * as deliverability from './0030-deliverability.ts';
 import * as sendingGuards from './0031-sending-guards.ts';
 import * as warmup from './0032-warmup.ts';
 import * as dmarcReports from './0033-dmarc-reports.ts';
+import * as mtaStsTlsReports from './0034-mta-sts-tls-reports.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -69,6 +70,7 @@ const migrations: Record<string, Migration> = {
   '0031-sending-guards': sendingGuards,
   '0032-warmup': warmup,
   '0033-dmarc-reports': dmarcReports,
+  '0034-mta-sts-tls-reports': mtaStsTlsReports,
 };
 
 /** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
