@@ -165,6 +165,63 @@ for (const dialect of dialects) {
       assert.deepEqual(errors, []);
     });
 
+    it('starts a warm-up from the form, draws its curve with today marked as the days pass, and ends it', async () => {
+      const domain = await createDomain(t, 'warm.test');
+      const base = `/dashboard/domains/${domain.id}/deliverability`;
+      await page.goto(base);
+      assert.match(await page.locator('#no-warmup').innerText(), /No warm-up/);
+      await page.getByLabel('Messages on the first day', { exact: true }).fill('50');
+      await page.getByLabel('Days to no limit').fill('30');
+      await page.getByRole('button', { name: 'Start warm-up' }).click();
+      await page.waitForURL(`**${base}?done=warmup`);
+      const started = (await t.resend.domains.get(domain.id)).data as unknown as { warmup: { start: number; days: number } };
+      assert.deepEqual([started.warmup.start, started.warmup.days], [50, 30]);
+
+      // The session lasts hours: each day is a new sign-in.
+      const dayPage = async () => {
+        const fresh = await signedIn(browser, t);
+        await fresh.goto(base);
+        return fresh;
+      };
+      const curve = async (on: Page) => {
+        const chart = on.locator('#warmup-chart');
+        await chart.locator('canvas').waitFor();
+        assert.equal(await chart.getAttribute('data-drawn'), 'true');
+        return JSON.parse((await chart.getAttribute('data-chart'))!) as { series: { daily_volume: number[] }; marks: { today: (number | null)[] } };
+      };
+      const marked = (points: (number | null)[]) => points.flatMap((volume, day) => (volume === null ? [] : [day]));
+      const first = await curve(page);
+      assert.equal(first.series.daily_volume.length, 30);
+      assert.deepEqual([first.series.daily_volume[0], first.series.daily_volume[29]], [50, 100_000]);
+      assert.deepEqual(marked(first.marks.today), [0]);
+      assert.match(await page.locator('#warmup-today').innerText(), /^Today is day 1 of 30: up to 50 messages\./);
+
+      t.advance(3 * DAY);
+      const fourth = await dayPage();
+      const later = await curve(fourth);
+      assert.deepEqual(marked(later.marks.today), [3]);
+      await screenshot(fourth, 'domain-deliverability-warmup');
+      assert.match(await fourth.locator('#warmup-today').innerText(), new RegExp(`^Today is day 4 of 30: up to ${later.series.daily_volume[3]} messages\\.`));
+      await fourth.close();
+      t.advance(27 * DAY);
+      const last = await dayPage();
+      assert.match(await last.locator('#warmup-today').innerText(), /^Finished: no limit since day 31\./);
+
+      await last.getByRole('button', { name: 'End warm-up' }).click();
+      await last.waitForURL(`**${base}?done=warmup-ended`);
+      assert.equal(((await t.resend.domains.get(domain.id)).data as unknown as { warmup: unknown }).warmup, null);
+      assert.equal(await last.locator('#no-warmup').count(), 1);
+
+      // What is not a whole number is refused as the API refuses it.
+      const start = last.getByLabel('Messages on the first day', { exact: true });
+      await start.evaluate((input) => (input as unknown as { min: string }).min = '');
+      await start.fill('0');
+      await last.getByRole('button', { name: 'Start warm-up' }).click();
+      assert.match(await last.locator('main').innerText(), /warmup\.start/);
+      await last.close();
+      assert.deepEqual(errors, []);
+    });
+
     it("refuses Check now and Resume without the session's CSRF token, and Resume returns to no page its form names", async () => {
       const domain = await createDomain(t, 'forms.test');
       const base = `/dashboard/domains/${domain.id}`;

@@ -4,6 +4,7 @@ import * as deliverability from '../../domain/deliverability/deliverability.ts';
 import type { DeliverabilityCheck } from '../../domain/deliverability/check.ts';
 import { emailMetrics, type MetricsAnswer } from '../../domain/metrics/metrics.ts';
 import * as domains from '../../domain/sending-domains/domains.ts';
+import { warmupCurve, warmupDay } from '../../domain/sending-domains/warmup.ts';
 import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 import { status, when } from '../page-parts.ts';
@@ -12,13 +13,15 @@ import { pathId } from '../path-id.ts';
 
 // A domain's deliverability: its last check, each check with its fix and the DNS records to copy,
 // Check now (the domain function of POST /domains/:id/deliverability), its sent, bounce and complaint
-// rates per day over 30 days (those of GET /emails/metrics?domain_id=, drawn by metrics-chart.js), and
-// the guards' pause with Resume.
+// rates per day over 30 days (those of GET /emails/metrics?domain_id=, drawn by metrics-chart.js), its
+// warm-up curve with today's place on it, and the guards' pause with Resume.
 
 const CHART_DAYS = 30;
 const DAY = 86_400_000;
 const NOTICES: Record<string, string> = {
   checked: 'Checked now: every check below is the new result.',
+  warmup: 'Warm-up started: today is its first day.',
+  'warmup-ended': 'Warm-up ended: the domain sends without its daily volume (a daily limit, if set, applies).',
   resumed: RESUMED,
 };
 
@@ -119,6 +122,44 @@ function ratesSection(answer: MetricsAnswer): Html {
 </table></section>`;
 }
 
+type Warmup = NonNullable<Awaited<ReturnType<typeof domains.getDomain>>['warmup']>;
+
+/** The warm-up's daily volume from its first day to its last, today marked; the day after has no limit. */
+function warmupSection(id: string, csrfToken: string, warmup: Warmup | null, now: number): Html {
+  const action = `/dashboard/domains/${id}/warmup`;
+  if (!warmup) {
+    return html`<section aria-labelledby="warmup"><h2 id="warmup">Warm-up</h2>
+<p id="no-warmup">No warm-up. A new domain or sending address earns mailbox providers' trust by a volume that grows day by day, from a start to no limit over a number of days.</p>
+<form class="inline" method="post" action="${action}">
+<input type="hidden" name="_csrf" value="${csrfToken}">
+<label>Messages on the first day <input name="start" type="number" min="1" value="50" required></label>
+<label>Days to no limit <input name="days" type="number" min="1" max="365" value="30" required></label>
+<button type="submit">Start warm-up</button>
+</form></section>`;
+  }
+  const startedAt = Date.parse(warmup.started_at);
+  const today = warmupDay(startedAt, now);
+  const firstDay = Math.floor(startedAt / DAY) * DAY;
+  const days = warmupCurve(warmup).filter((point) => point.volume !== null);
+  const chart = {
+    timezone: 'UTC',
+    granularity: 'daily',
+    log: true,
+    periods: days.map((point) => (firstDay + point.day * DAY) / 1000),
+    series: { daily_volume: days.map((point) => point.volume) },
+    marks: { today: days.map((point) => (point.day === today ? point.volume : null)) },
+  };
+  const position =
+    today >= warmup.days ? `Finished: no limit since day ${warmup.days + 1}.` : `Today is day ${today + 1} of ${warmup.days}: up to ${warmup.today_limit} messages.`;
+  return html`<section aria-labelledby="warmup"><h2 id="warmup">Warm-up</h2>
+<p id="warmup-today">${position} It started on ${warmup.started_at.slice(0, 10)} at ${warmup.start} a day; mail over a day's volume waits for the next day, oldest first.</p>
+<div id="warmup-chart" class="chart" role="img" aria-label="The warm-up's messages a day from day 1 to day ${warmup.days} on a log scale, today marked" data-chart="${JSON.stringify(chart)}"></div>
+<form class="inline" method="post" action="${action}">
+<input type="hidden" name="_csrf" value="${csrfToken}"><input type="hidden" name="end" value="true">
+<button type="submit" class="secondary">End warm-up</button>
+</form></section>`;
+}
+
 export function domainDeliverabilityPages(app: App, ctx: Context): void {
   const dashboard = { access: 'dashboard' as const };
 
@@ -135,10 +176,10 @@ export function domainDeliverabilityPages(app: App, ctx: Context): void {
       metrics: ['sent', 'bounced', 'complained', 'bounce_rate', 'complaint_rate'],
       dimensions: ['period'],
     });
-    // The warm-up curve with today's position (issue 38, point 3) goes between the checks and the rates.
     const content = html`<p><a href="/dashboard/domains/${domain.id}">${domain.name}</a></p>
 ${pauseBanner(domain, csrfToken, 'deliverability')}
 ${checksSection(domain.id, csrfToken, report)}
+${warmupSection(domain.id, csrfToken, domain.warmup, ctx.clock.now())}
 ${ratesSection(rates)}`;
     const notice = query.done ? NOTICES[query.done] : undefined;
     const options = { section: 'domains' as const, csrfToken, notice, styles: ['uPlot.min.css'], scripts: ['uPlot.iife.min.js', 'metrics-chart.js'] };
@@ -149,5 +190,14 @@ ${ratesSection(rates)}`;
     const id = pathId(request, 'id', 'Domain');
     await deliverability.checkDeliverability(ctx, id);
     return reply.redirect(`/dashboard/domains/${id}/deliverability?done=checked`, 303);
+  });
+
+  // The same change as PATCH /domains/:id {warmup}; what is not a whole number is refused there.
+  app.post('/domains/:id/warmup', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
+    const id = pathId(request, 'id', 'Domain');
+    const form = request.body as Record<string, string | undefined>;
+    const warmup = form.end === 'true' ? null : { start: Number(form.start), days: Number(form.days) };
+    await domains.updateDomain(ctx, id, { warmup });
+    return reply.redirect(`/dashboard/domains/${id}/deliverability?done=${warmup ? 'warmup' : 'warmup-ended'}`, 303);
   });
 }
