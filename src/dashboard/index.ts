@@ -16,6 +16,7 @@ import { automationPages } from './pages/automations.ts';
 import { broadcastPages } from './pages/broadcasts.ts';
 import { contactPages } from './pages/contacts.ts';
 import { domainDeliverabilityPages } from './pages/domain-deliverability.ts';
+import { domainDmarcPages } from './pages/domain-dmarc.ts';
 import { domainPages } from './pages/domains.ts';
 import { emailPages } from './pages/emails.ts';
 import { metricsPages } from './pages/metrics.ts';
@@ -169,6 +170,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       suppressionPages(scope, ctx);
       domainPages(scope, ctx);
       domainDeliverabilityPages(scope, ctx);
+      domainDmarcPages(scope, ctx);
       apiKeyPages(scope, ctx);
       webhookPages(scope, ctx);
       contactPages(scope, ctx);

@@ -136,7 +136,7 @@ export function domainDeliverabilityPages(app: App, ctx: Context): void {
       dimensions: ['period'],
     });
     // The warm-up curve with today's position (issue 38, point 3) goes between the checks and the rates.
-    const content = html`<p><a href="/dashboard/domains/${domain.id}">${domain.name}</a></p>
+    const content = html`<p><a href="/dashboard/domains/${domain.id}">${domain.name}</a> · <a href="/dashboard/domains/${domain.id}/dmarc">DMARC reports</a></p>
 ${pauseBanner(domain, csrfToken, 'deliverability')}
 ${checksSection(domain.id, csrfToken, report)}
 ${ratesSection(rates)}`;
