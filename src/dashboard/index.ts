@@ -23,6 +23,7 @@ import { metricsPages } from './pages/metrics.ts';
 import { receivedPages } from './pages/received.ts';
 import { suppressionPages } from './pages/suppressions.ts';
 import { templatePages } from './pages/templates.ts';
+import { tlsPages } from './pages/tls.ts';
 import { webhookPages } from './pages/webhooks.ts';
 import { sameToken, sessionHooks } from './session-hook.ts';
 
@@ -178,6 +179,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       automationPages(scope, ctx);
       templatePages(scope, ctx);
       metricsPages(scope, ctx);
+      tlsPages(scope, ctx);
     },
     { prefix: '/dashboard' },
   );

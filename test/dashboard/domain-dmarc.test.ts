@@ -112,7 +112,7 @@ for (const dialect of dialects) {
       await page.goto(`/dashboard/domains/${brand.id}/dmarc`);
       // The page shows the summary the API gives.
       const api = (await requestJson(t, 'GET', `/domains/${brand.id}/dmarc`)).body;
-      const shown = await page.locator('#dmarc-sources tbody tr').evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll('th, td'), (c) => c.textContent!.trim())));
+      const shown = await page.locator('#dmarc-sources tbody tr').evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll('th, td'), (c) => (c as { textContent: string }).textContent.trim())));
       assert.deepEqual(shown, [
         [OURS, 'ours', '99', '40 / 59', '99 / 0', '99 / 0'],
         [STRANGER, 'not ours', '10', '3 / 7', '0 / 10', '3 / 7'],
@@ -158,7 +158,7 @@ for (const dialect of dialects) {
       assert.equal(await page.title(), 'DMARC report from google.com · Mailroom');
       assert.match(await page.locator('#dmarc-report').innerText(), new RegExp(`Report id\\s+${spoof.reportId}\\s`));
       assert.match(await page.locator('#dmarc-report').innerText(), /Policy seen\s+p=none; sp=none; adkim=r; aspf=r; pct=100 for brand\.test/);
-      const rows = await page.locator('#dmarc-rows tbody tr').evaluateAll((trs) => trs.map((r) => Array.from(r.querySelectorAll('th, td'), (c) => c.textContent!.trim())));
+      const rows = await page.locator('#dmarc-rows tbody tr').evaluateAll((trs) => trs.map((r) => Array.from(r.querySelectorAll('th, td'), (c) => (c as { textContent: string }).textContent.trim())));
       assert.deepEqual(rows, [
         [OURS, '40', 'none', 'pass', 'pass', 'pass', 'pass', 'brand.test', '', 'DKIM brand.test (s1): pass; SPF send.brand.test (mfrom): pass'],
         [STRANGER, '7', 'quarantine', 'fail', 'fail', 'fail', 'fail', 'brand.test', '', 'DKIM other.example (s1): fail; SPF other.example (mfrom): fail'],
