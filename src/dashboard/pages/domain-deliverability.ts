@@ -36,6 +36,7 @@ const LABELS: Record<string, string> = {
   bulk_sender: 'Bulk sender rules',
   bounce_rate: 'Bounce rate',
   complaint_rate: 'Complaint rate',
+  dmarc_reports: 'DMARC reports',
 };
 
 // A record in a fix, as check.ts's `record` writes it: `name` TYPE `value`. One backtick opens each
