@@ -16,12 +16,14 @@ import { automationPages } from './pages/automations.ts';
 import { broadcastPages } from './pages/broadcasts.ts';
 import { contactPages } from './pages/contacts.ts';
 import { domainDeliverabilityPages } from './pages/domain-deliverability.ts';
+import { domainDmarcPages } from './pages/domain-dmarc.ts';
 import { domainPages } from './pages/domains.ts';
 import { emailPages } from './pages/emails.ts';
 import { metricsPages } from './pages/metrics.ts';
 import { receivedPages } from './pages/received.ts';
 import { suppressionPages } from './pages/suppressions.ts';
 import { templatePages } from './pages/templates.ts';
+import { tlsPages } from './pages/tls.ts';
 import { webhookPages } from './pages/webhooks.ts';
 import { sameToken, sessionHooks } from './session-hook.ts';
 
@@ -169,6 +171,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       suppressionPages(scope, ctx);
       domainPages(scope, ctx);
       domainDeliverabilityPages(scope, ctx);
+      domainDmarcPages(scope, ctx);
       apiKeyPages(scope, ctx);
       webhookPages(scope, ctx);
       contactPages(scope, ctx);
@@ -176,6 +179,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       automationPages(scope, ctx);
       templatePages(scope, ctx);
       metricsPages(scope, ctx);
+      tlsPages(scope, ctx);
     },
     { prefix: '/dashboard' },
   );

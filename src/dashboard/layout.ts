@@ -16,6 +16,7 @@ export const NAV = [
   ['webhooks', 'Webhooks'],
   ['suppressions', 'Suppressions'],
   ['metrics', 'Metrics'],
+  ['tls', 'TLS'],
 ] as const;
 
 export type Section = (typeof NAV)[number][0];

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
 import { selectPage, type PageRequest } from './paginate.ts';
@@ -99,4 +100,26 @@ export async function sumDmarcSources(db: Db, domainId: string, from: string, to
 export async function findDomainsReportingTo(db: Db, address: string): Promise<string[]> {
   const rows = await db.selectFrom('domains').select('id').where('dmarc_report_address', '=', address).execute();
   return rows.map((row) => row.id);
+}
+
+/** Messages passing and failing DMARC on each UTC day (a report's day: that of its period's start) of `domainId`'s reports in [from, to), by day. */
+export async function sumDmarcDays(db: Db, domainId: string, from: string, to: string): Promise<{ day: string; pass: number; fail: number }[]> {
+  const day = sql<string>`substr(dmarc_reports.date_begin, 1, 10)`;
+  const rows = await db
+    .selectFrom('dmarc_report_rows')
+    .innerJoin('dmarc_reports', 'dmarc_reports.id', 'dmarc_report_rows.dmarc_report_id')
+    .where('dmarc_reports.domain_id', '=', domainId)
+    .where('dmarc_reports.date_begin', '>=', from)
+    .where('dmarc_reports.date_begin', '<', to)
+    .select((eb) => [
+      day.as('day'),
+      eb.fn
+        .sum<number | string>(eb.case().when(eb.or([eb('dkim_aligned', '=', 'pass'), eb('spf_aligned', '=', 'pass')])).then(eb.ref('count')).else(0).end())
+        .as('pass'),
+      eb.fn.sum<number | string>('count').as('messages'),
+    ])
+    .groupBy(day)
+    .orderBy(day)
+    .execute();
+  return rows.map((r) => ({ day: r.day, pass: Number(r.pass), fail: Number(r.messages) - Number(r.pass) }));
 }

@@ -24,3 +24,10 @@ export async function saveStsPolicy(tx: Tx, domain: string, policy: StsPolicy, f
   const { domain: _key, ...changes } = row;
   await tx.insertInto('mta_sts_policies').values(row).onConflict((oc) => oc.column('domain').doUpdateSet(changes)).execute();
 }
+
+/** The mode and expiry (epoch ms) of the policies kept for `domains`. */
+export async function findStsModes(db: Db, domains: string[]): Promise<{ domain: string; mode: string; expires_at: number }[]> {
+  if (domains.length === 0) return [];
+  const rows = await db.selectFrom('mta_sts_policies').select(['domain', 'mode', 'expires_at']).where('domain', 'in', domains).execute();
+  return rows.map((r) => ({ ...r, expires_at: Number(r.expires_at) }));
+}

@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Db, Tx } from './db.ts';
 import { insertRows } from './insert-rows.ts';
 import type { TlsReportTable, TlsSessionCountTable } from './schema.ts';
@@ -38,4 +38,32 @@ export async function insertTlsReport(tx: Tx, row: TlsReportTable): Promise<bool
 export async function deleteTlsDaysBefore(tx: Tx, before: string): Promise<void> {
   await tx.deleteFrom('tls_session_counts').where('day', '<', before).execute();
   await tx.deleteFrom('tls_reports').where('day', '<', before).execute();
+}
+
+/** Sessions by day and result from `fromDay` on, of the `limit` recipient domains with the most (most first, then by name). */
+export async function sumTlsSessions(db: Db, fromDay: string, limit: number): Promise<{ domain: string; day: string; result: string; sessions: number }[]> {
+  const top = db
+    .selectFrom('tls_session_counts')
+    .select('domain')
+    .where('day', '>=', fromDay)
+    .groupBy('domain')
+    .orderBy(sql`sum(count)`, 'desc')
+    .orderBy('domain')
+    .limit(limit);
+  const rows = await db
+    .selectFrom('tls_session_counts')
+    .select((eb) => ['domain', 'day', 'result', eb.fn.sum<number | string>('count').as('sessions')])
+    .where('day', '>=', fromDay)
+    .where('domain', 'in', top)
+    .groupBy(['domain', 'day', 'result'])
+    .orderBy('domain')
+    .orderBy('day')
+    .execute();
+  return rows.map((r) => ({ ...r, sessions: Number(r.sessions) }));
+}
+
+/** The reports made from `fromDay` on for `domains`. */
+export async function findTlsReports(db: Db, fromDay: string, domains: string[]) {
+  if (domains.length === 0) return [];
+  return db.selectFrom('tls_reports').select(['day', 'domain', 'rua', 'created_at']).where('day', '>=', fromDay).where('domain', 'in', domains).execute();
 }

@@ -71,7 +71,7 @@ for (const dialect of dialects) {
       assert.match(await page.getByRole('status').innerText(), /Checked now/);
       assert.equal(await page.locator('#overall').innerText(), 'fail');
       assert.deepEqual(await page.locator('table.checks tbody th').allInnerTexts(), [
-        'SPF', 'DKIM', 'DMARC', 'Alignment', 'Return path', 'Reverse DNS (PTR)', 'Forward-confirmed reverse DNS', 'Blocklists', 'MTA-STS', 'TLS-RPT', 'Bulk sender rules', 'Bounce rate', 'Complaint rate',
+        'SPF', 'DKIM', 'DMARC', 'Alignment', 'Return path', 'Reverse DNS (PTR)', 'Forward-confirmed reverse DNS', 'Blocklists', 'MTA-STS', 'TLS-RPT', 'Bulk sender rules', 'Bounce rate', 'Complaint rate', 'DMARC reports',
       ]);
       const spf = row('spf');
       assert.equal(await spf.locator('.status').innerText(), 'fail');

@@ -2,6 +2,8 @@
 // in: XML, gzip (node:zlib) and zip (fflate), and the hostile kinds a report address may get.
 import { gzipSync } from 'node:zlib';
 import { zipSync } from 'fflate';
+import type Mail from 'nodemailer/lib/mailer';
+import { sendTo } from './inbound.ts';
 
 export interface ReportRowInput {
   ip: string;
@@ -53,6 +55,17 @@ export function aggregateXml(input: ReportInput): string {
 ${records.join('\n')}
 </feedback>
 `;
+}
+
+/** Mails `attachments` to `to` through the inbound server on `port`, as a reporter does: the server's answer, or its refusal. */
+export async function mailReports(port: number, to: string, attachments: Mail.Attachment[]): Promise<{ code: number; response: string }> {
+  try {
+    const sent = await sendTo(port, { from: 'noreply-dmarc-support@google.com', to, subject: `Report domain: ${to.split('@')[1]}`, text: 'A DMARC report.', attachments });
+    return { code: 250, response: sent.response };
+  } catch (error) {
+    const { responseCode, response } = error as { responseCode: number; response: string };
+    return { code: responseCode, response };
+  }
 }
 
 export const gzipped = (xml: string | Uint8Array) => gzipSync(xml);

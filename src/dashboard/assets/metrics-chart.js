@@ -1,4 +1,4 @@
-// The dashboard's charts (the metrics page, a domain's deliverability page): the series in each chart
+// The dashboard's charts (the metrics page, a domain's deliverability and DMARC pages): the series in each chart
 // element's data-chart attribute, drawn by uPlot (served beside this file), with times shown in the
 // zone the page was asked for. Counts go on the left axis (on a log scale with `log`), `marks` as points
 // on it (today on a curve); `rates`, if any, as percentages on the right.
@@ -7,6 +7,7 @@
 const COLORS = {
   sent: '#4b5563', delivered: '#15803d', bounced: '#b91c1c', complained: '#c2410c', opened: '#1d4ed8', clicked: '#7e22ce',
   bounce_rate: '#b91c1c', complaint_rate: '#c2410c', daily_volume: '#1d4ed8', today: '#b91c1c',
+  passing: '#15803d', failing: '#b91c1c',
 };
 
 // The time axis steps by whole periods (uPlot's own choice would label a daily chart at 08:00 and

@@ -39,6 +39,7 @@ const LABELS: Record<string, string> = {
   bulk_sender: 'Bulk sender rules',
   bounce_rate: 'Bounce rate',
   complaint_rate: 'Complaint rate',
+  dmarc_reports: 'DMARC reports',
 };
 
 // A record in a fix, as check.ts's `record` writes it: `name` TYPE `value`. One backtick opens each
@@ -176,7 +177,7 @@ export function domainDeliverabilityPages(app: App, ctx: Context): void {
       metrics: ['sent', 'bounced', 'complained', 'bounce_rate', 'complaint_rate'],
       dimensions: ['period'],
     });
-    const content = html`<p><a href="/dashboard/domains/${domain.id}">${domain.name}</a></p>
+    const content = html`<p><a href="/dashboard/domains/${domain.id}">${domain.name}</a> · <a href="/dashboard/domains/${domain.id}/dmarc">DMARC reports</a></p>
 ${pauseBanner(domain, csrfToken, 'deliverability')}
 ${checksSection(domain.id, csrfToken, report)}
 ${warmupSection(domain.id, csrfToken, domain.warmup, ctx.clock.now())}

@@ -95,6 +95,7 @@ ${pager('/dashboard/domains', query, result)}`;
 <dt>Region</dt><dd>${domain.region}</dd>
 <dt>Added</dt><dd>${when(domain.created_at)}</dd>
 <dt>Deliverability</dt><dd><a href="/dashboard/domains/${domain.id}/deliverability">Checks, fixes and rates</a></dd>
+<dt>DMARC reports</dt><dd><a href="/dashboard/domains/${domain.id}/dmarc">${domain.dmarc_reports ? html`Sources and reports (read at ${domain.dmarc_reports.address})` : 'Sources and reports (no report address yet)'}</a></dd>
 <dt>Last feedback</dt><dd>${feedback ? html`${feedback.source}, ${when(feedback.at)}` : 'none yet'}</dd>
 <dt>Id</dt><dd><code>${domain.id}</code></dd>
 </dl>

@@ -77,3 +77,16 @@ export async function summarizeDomain(ctx: Context, id: string, params: PeriodPa
     sources,
   };
 }
+
+/** A domain's messages passing and failing DMARC per UTC day over the last `days` days (today the last), from its reports: every day, 0 when none reported. */
+export async function dmarcPerDay(ctx: Context, id: string, days = SUMMARY_DAYS): Promise<{ day: string; pass: number; fail: number }[]> {
+  const domain = await findDomain(ctx.db, id);
+  if (!domain) throw notFound('Domain');
+  const now = ctx.clock.now();
+  const first = Date.parse(new Date(now - (days - 1) * DAY).toISOString().slice(0, 10));
+  const counted = new Map((await store.sumDmarcDays(ctx.db, domain.id, toTimestamp(first), toTimestamp(first + days * DAY))).map((d) => [d.day, d]));
+  return Array.from({ length: days }, (_, i) => {
+    const day = new Date(first + i * DAY).toISOString().slice(0, 10);
+    return counted.get(day) ?? { day, pass: 0, fail: 0 };
+  });
+}

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type Mail from 'nodemailer/lib/mailer';
 import { dialects, eventually, requestJson, rowCount, startApp, type TestApp } from '../../support/harness.ts';
-import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../../support/inbound.ts';
+import { INBOUND_ENV, receivingDomain, startInbound } from '../../support/inbound.ts';
 import { startDnsServer, type TestDnsServer } from '../../support/dns-server.ts';
-import { aggregateXml, billionLaughs, externalEntity, gzipped, lyingGzipBomb, manyRows, zipped, type ReportInput } from '../../support/dmarc-reports.ts';
+import { aggregateXml, billionLaughs, externalEntity, gzipped, lyingGzipBomb, mailReports, manyRows, zipped, type ReportInput } from '../../support/dmarc-reports.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';
 
 // DMARC aggregate reports mailed to a domain's report address through the real inbound SMTP server
@@ -36,15 +36,7 @@ for (const dialect of dialects) {
       ...extra,
     });
     /** Mails `attachments` to the report address as a reporter does; the server's answer, or its refusal. */
-    async function mail(attachments: Mail.Attachment[], to = 'dmarc@brand.test'): Promise<{ code: number; response: string }> {
-      try {
-        const sent = await sendTo(inbound.port, { from: 'noreply-dmarc-support@google.com', to, subject: 'Report domain: brand.test', text: 'A DMARC report.', attachments });
-        return { code: 250, response: sent.response };
-      } catch (error) {
-        const { responseCode, response } = error as { responseCode: number; response: string };
-        return { code: responseCode, response };
-      }
-    }
+    const mail = (attachments: Mail.Attachment[], to = 'dmarc@brand.test') => mailReports(inbound.port, to, attachments);
     const stored = async () => (await requestJson(t, 'GET', `/dmarc/reports?domain_id=${domain.id}&limit=100`)).body.data as { id: string; report_id: string }[];
 
     before(async () => {
