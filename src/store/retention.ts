@@ -68,6 +68,15 @@ export async function deleteWebhookAttempts(tx: Tx, before: string, limit: numbe
   return Number(result.numDeletedRows);
 }
 
+/** DMARC reports received before `before`, `limit` at a time; their rows go with them (a report has up to 20,000). */
+export async function deleteDmarcReports(tx: Tx, before: string, limit: number): Promise<number> {
+  const result = await tx
+    .deleteFrom('dmarc_reports')
+    .where('id', 'in', (eb) => eb.selectFrom('dmarc_reports').select('id').where('received_at', '<', before).orderBy('received_at').limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /**
  * SQLite: the free pages of the file, when it hands them back (auto_vacuum = INCREMENTAL, see db.ts);
  * 0 otherwise, and on PostgreSQL, whose own vacuum reuses the space.

@@ -8,6 +8,7 @@ import { launchBrowser, signedIn, withBrowser } from '../support/browser.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { configEnv, dialects, eventually, followLink, freePort, requestJson, rowCount, startApp, type TestApp } from '../support/harness.ts';
 import { exited, startMailroomProcess } from '../support/processes.ts';
+import { aggregateXml, mailReports } from '../support/dmarc-reports.ts';
 import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../support/inbound.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
@@ -60,7 +61,8 @@ for (const dialect of dialects) {
       t = await startApp(dialect, { env: { SMTP_URL: smtp.url, MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true', DNS_SERVERS: dns.address, ...INBOUND_ENV } });
       inbound = await startInbound(t);
       submission = await startSubmission(t);
-      await receivingDomain(t, 'inbox.test');
+      const inbox = await receivingDomain(t, 'inbox.test');
+      await requestJson(t, 'PATCH', `/domains/${inbox.id}`, { dmarc_reports: { address: 'dmarc@inbox.test' } });
       await t.resend.webhooks.create({ endpoint: hooks.url, events: ['email.delivered'] });
       await scheduleRetention(t.ctx);
       await nextRun(t);
@@ -72,8 +74,8 @@ for (const dialect of dialects) {
       await Promise.all([smtp?.close(), dns?.close(), hooks?.close()]);
     });
 
-    it('removes the bodies, attachments and messages of old settled emails, received emails and old webhook attempts; keeps their metadata, and what is recent or pending', async () => {
-      // 31 days before the run: a delivered email, a submitted one, a received one, and webhook attempts.
+    it('removes the bodies, attachments and messages of old settled emails, received emails, old webhook attempts and DMARC reports; keeps their metadata, and what is recent or pending', async () => {
+      // 31 days before the run: a delivered email, a submitted one, a received one, webhook attempts and a DMARC report.
       const old = (await t.resend.emails.send({ from: 'a@example.com', to: 'b@example.org', subject: 'Old', html: '<p>old</p>', text: 'old', attachments: [attachment] })).data!.id;
       const client = submissionClient(submission.port, t.token, { requireTLS: true });
       const submitted = idOf((await client.sendMail({ from: 'a@example.com', to: 'c@example.org', subject: 'Submitted', text: 'submitted' })).response)!;
@@ -89,6 +91,8 @@ for (const dialect of dialects) {
         attachments: [{ filename: 'r.txt', content: 'r' }],
       });
       const received = /OK ([0-9a-f-]{36})$/.exec(receivedReply.response)![1]!;
+      const report = (reportId: string) => [{ filename: `${reportId}.xml`, content: aggregateXml({ reportId, domain: 'inbox.test', begin: t.clock.now() - DAY, end: t.clock.now(), rows: [{ ip: '192.0.2.1', count: 3 }] }) }];
+      assert.equal((await mailReports(inbound.port, 'dmarc@inbox.test', report('old-report'))).code, 250);
       const scheduled = (await t.resend.emails.send({ from: 'a@example.com', to: 'e@example.org', subject: 'Scheduled', text: 'scheduled', scheduledAt: new Date(t.clock.now() + 25 * DAY).toISOString() })).data!.id;
       await eventually(async () => (await t.resend.emails.get(old)).data?.last_event === 'delivered' && (await t.resend.emails.get(submitted)).data?.last_event === 'delivered');
       await eventually(async () => (await t.resend.emails.get(deferred)).data?.last_event === 'delivered');
@@ -103,6 +107,7 @@ for (const dialect of dialects) {
       assert.equal(await count(t, 'email_contents', old), 1);
       assert.equal((await requestJson(t, 'PATCH', `/emails/${scheduled}`, { scheduled_at: new Date(t.clock.now() + 25 * DAY).toISOString() })).status, 200);
       const recent = (await t.resend.emails.send({ from: 'a@example.com', to: 'b@example.org', subject: 'Recent', html: '<p>recent</p>', attachments: [attachment] })).data!.id;
+      assert.equal((await mailReports(inbound.port, 'dmarc@inbox.test', report('recent-report'))).code, 250);
       await eventually(async () => (await t.resend.emails.get(recent)).data?.last_event === 'delivered');
       await eventually(async () => (await rowCount(t, 'webhook_attempts')) > oldAttempts);
       const recentAttempts = (await rowCount(t, 'webhook_attempts')) - oldAttempts;
@@ -150,6 +155,11 @@ for (const dialect of dialects) {
       // Webhook attempts of 31 days ago are gone, the recent ones and every message stay.
       assert.equal(await rowCount(t, 'webhook_attempts'), recentAttempts);
       assert.equal(await rowCount(t, 'webhook_messages'), messages + recentAttempts);
+
+      // The DMARC report of 31 days ago is gone with its rows; the recent one stays.
+      const reports = await t.ctx.db.selectFrom('dmarc_reports').select('report_id').execute();
+      assert.deepEqual(reports.map((r) => r.report_id), ['recent-report']);
+      assert.equal(await rowCount(t, 'dmarc_report_rows'), 1);
 
       // Untouched: the recent email, the email still being retried for one recipient, the scheduled one.
       const kept = (await t.resend.emails.get(recent)).data! as unknown as Record<string, unknown>;

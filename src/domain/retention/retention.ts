@@ -2,8 +2,9 @@
 // `retention` job (runRetention), and how what was removed is spoken of. Emails and received
 // emails keep their rows (metadata, events, webhook messages: small, and what the API lists); their
 // bodies, attachments and messages go. Webhook attempts go whole: a log of each try, with the start
-// of the endpoint's answer; so do the API's request logs. Expired idempotency keys go whatever the
-// setting: they live 24 hours; so do the rate windows of API keys and destinations unused for a day.
+// of the endpoint's answer; so do the API's request logs and DMARC reports (with their rows). Expired
+// idempotency keys go whatever the setting: they live 24 hours; so do the rate windows of API keys and
+// destinations unused for a day.
 import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
@@ -20,6 +21,9 @@ import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 
 /** Rows removed per transaction, so a writer never waits long behind a batch. */
 export const RETENTION_BATCH = 500;
+
+/** DMARC reports removed per transaction: each takes its rows, up to 20,000 of them. */
+const DMARC_BATCH = 10;
 
 /** Pages handed back to the file system per transaction (8 MB of 4 KB pages). */
 const RECLAIM_PAGES = 2048;
@@ -70,6 +74,10 @@ export const RETENTION_STEPS: Record<string, RetentionStep> = {
   async webhook_attempts(ctx, tx, now) {
     const before = cutoff(ctx, now);
     return batch(before ? await store.deleteWebhookAttempts(tx, before, RETENTION_BATCH) : 0);
+  },
+  async dmarc_reports(ctx, tx, now) {
+    const before = cutoff(ctx, now);
+    return batch(before ? await store.deleteDmarcReports(tx, before, DMARC_BATCH) : 0, DMARC_BATCH);
   },
   async api_logs(ctx, tx, now) {
     // A log's id is a UUIDv7 of its time by the clock (request-logs.ts): the old ones are a range of the primary key.
