@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTestDatabase, dialects, startApp, TEST_ENV } from './support/harness.ts';
@@ -10,14 +10,17 @@ import { createTestDatabase, dialects, startApp, TEST_ENV } from './support/harn
 const TOKEN = /^re_[A-Za-z0-9_-]{32,}$/;
 const CONFIGURED = `re_${'c'.repeat(40)}`;
 
-/** `npm run keys -- <args>` as npm runs it, on `databaseUrl`. */
-function keys(args: string[], databaseUrl: string) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', resolve('src/keys-command.ts'), ...args], {
-    env: { ...process.env, ...TEST_ENV, DATABASE_URL: databaseUrl, MAILROOM_API_KEY: '' },
-    encoding: 'utf8',
-    timeout: 60_000,
+/**
+ * `npm run keys -- <args>` as npm runs it, on `databaseUrl`. Run apart, not with spawnSync: the server
+ * under test shares this process, and a blocked event loop would make it shed load (503).
+ */
+function keys(args: string[], databaseUrl: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const env = { ...process.env, ...TEST_ENV, DATABASE_URL: databaseUrl, MAILROOM_API_KEY: '' };
+  return new Promise((done) => {
+    execFile(process.execPath, ['--import', 'tsx', resolve('src/keys-command.ts'), ...args], { env, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) =>
+      done({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
   });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 for (const dialect of dialects) {
@@ -26,7 +29,7 @@ for (const dialect of dialects) {
       const database = await createTestDatabase(dialect);
       const t = await startApp(dialect, { worker: false, database, env: { MAILROOM_API_KEY: CONFIGURED } });
       try {
-        const created = keys(['create', '--name', 'ops'], database.url);
+        const created = await keys(['create', '--name', 'ops'], database.url);
         assert.equal(created.status, 0, created.stderr);
         const token = created.stdout.trim();
         assert.match(token, TOKEN, 'stdout holds the token alone');
@@ -37,12 +40,12 @@ for (const dialect of dialects) {
         const names = ((await listed.json()) as { data: { name: string }[] }).data.map((key) => key.name);
         assert.deepEqual(names.sort(), ['MAILROOM_API_KEY', 'ops']);
 
-        const sending = keys(['create', '--name', 'ci', '--permission', 'sending_access'], database.url);
+        const sending = await keys(['create', '--name', 'ci', '--permission', 'sending_access'], database.url);
         assert.equal(sending.status, 0, sending.stderr);
         const refused = await fetch(`${t.url}/api-keys`, { headers: { authorization: `Bearer ${sending.stdout.trim()}` } });
         assert.equal(refused.status, 401, 'a sending-access key reads no keys');
 
-        const list = keys(['list'], database.url);
+        const list = await keys(['list'], database.url);
         assert.equal(list.status, 0, list.stderr);
         assert.deepEqual(list.stdout.trim().split('\n').map((line) => line.split('  ').at(-1)), ['ci', 'ops', 'MAILROOM_API_KEY']);
         assert.doesNotMatch(list.stdout, /re_/, 'never a token');
@@ -59,12 +62,12 @@ describe('npm run keys, misused', () => {
     const database = await createTestDatabase('sqlite');
     try {
       for (const args of [['create'], ['delete'], ['create', '--name', 'x', '--permission', 'admin']]) {
-        const run = keys(args, database.url);
+        const run = await keys(args, database.url);
         assert.equal(run.status, 1, args.join(' '));
         assert.match(run.stderr, /^mailroom keys: /, args.join(' '));
         assert.equal(run.stdout, '', args.join(' '));
       }
-      const longName = keys(['create', '--name', 'n'.repeat(51)], database.url);
+      const longName = await keys(['create', '--name', 'n'.repeat(51)], database.url);
       assert.match(longName.stderr, /`name`.*at most 50 characters/);
     } finally {
       await database.drop();

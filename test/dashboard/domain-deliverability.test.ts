@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import * as emails from '../../src/store/emails.ts';
-import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
+import { launchBrowser, paintedPixels, screenshot, signedIn, withBrowser } from '../support/browser.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { createDomain, HOSTNAME, type Domain } from '../support/domain-setup.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../support/harness.ts';
@@ -17,9 +17,6 @@ const PTR = '10.113.0.203.in-addr.arpa';
 const DAY = 24 * 3_600_000;
 
 const valueOf = (domain: Domain, record: string) => domain.records.find((r) => r.record === record && r.type === 'TXT')!.value;
-
-// The test is compiled without the DOM's types: the canvas is described by what is used of it.
-type Canvas = { width: number; height: number; getContext(kind: '2d'): { getImageData(...box: number[]): { data: Uint8ClampedArray } } };
 
 for (const dialect of dialects) {
   describe(`dashboard: a domain's deliverability (${dialect})`, withBrowser, () => {
@@ -129,13 +126,7 @@ for (const dialect of dialects) {
       const chart = page.locator('#rates-chart');
       await chart.locator('canvas').waitFor();
       assert.equal(await chart.getAttribute('data-drawn'), 'true');
-      const painted = await chart.locator('canvas').evaluate((element) => {
-        const canvas = element as unknown as Canvas;
-        const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-        let count = 0;
-        for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) count++;
-        return count;
-      });
+      const painted = await paintedPixels(chart);
       assert.ok(painted > 1000, `painted pixels: ${painted}`);
       const labels = (await page.locator('.u-legend .u-series th').allInnerTexts()).map((l) => l.trim()).filter(Boolean);
       assert.deepEqual(labels.slice(1), ['sent', 'bounce rate', 'complaint rate']);

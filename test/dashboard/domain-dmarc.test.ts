@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
+import { launchBrowser, paintedPixels, screenshot, signedIn, withBrowser } from '../support/browser.ts';
 import { aggregateXml, gzipped, mailReports, zipped, type ReportInput } from '../support/dmarc-reports.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { dialects, requestJson, startApp, type TestApp } from '../support/harness.ts';
@@ -20,9 +20,6 @@ const DAY = 86_400_000;
 const SCRIPT = '<script>document.title="pwned"</script>';
 /** SCRIPT as XML text: the report's parser decodes it back. */
 const SCRIPT_XML = SCRIPT.replaceAll('<', '&lt;').replaceAll('>', '&gt;');
-
-// The test is compiled without the DOM's types: the canvas is described by what is used of it.
-type Canvas = { width: number; height: number; getContext(kind: '2d'): { getImageData(...box: number[]): { data: Uint8ClampedArray } } };
 
 for (const dialect of dialects) {
   describe(`dashboard: a domain's DMARC reports (${dialect})`, withBrowser, () => {
@@ -123,13 +120,7 @@ for (const dialect of dialects) {
       const chart = page.locator('#dmarc-chart');
       await chart.locator('canvas').waitFor();
       assert.equal(await chart.getAttribute('data-drawn'), 'true');
-      const painted = await chart.locator('canvas').evaluate((element) => {
-        const canvas = element as unknown as Canvas;
-        const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-        let count = 0;
-        for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) count++;
-        return count;
-      });
+      const painted = await paintedPixels(chart);
       assert.ok(painted > 1000, `painted pixels: ${painted}`);
       const labels = (await page.locator('.u-legend .u-series th').allInnerTexts()).map((l) => l.trim()).filter(Boolean);
       assert.deepEqual(labels.slice(1), ['passing', 'failing']);

@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { toTimestamp } from '../../src/time/clock.ts';
 import { recordEngagement } from '../../src/domain/events/email-events.ts';
 import * as emails from '../../src/store/emails.ts';
-import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
+import { launchBrowser, paintedPixels, screenshot, signedIn, withBrowser } from '../support/browser.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 
 // The metrics page in a real browser: the chart drawn by uPlot under the dashboard's CSP, and the
@@ -49,15 +49,7 @@ for (const dialect of dialects) {
       await chart.locator('canvas').waitFor();
       assert.equal(await chart.getAttribute('data-drawn'), 'true');
       // Something was painted: the canvas has pixels that are not transparent.
-      // (The test is compiled without the DOM's types: the canvas is described by what is used of it.)
-      type Canvas = { width: number; height: number; getContext(kind: '2d'): { getImageData(...box: number[]): { data: Uint8ClampedArray } } };
-      const painted = await chart.locator('canvas').evaluate((element) => {
-        const canvas = element as unknown as Canvas;
-        const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-        let count = 0;
-        for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) count++;
-        return count;
-      });
+      const painted = await paintedPixels(chart);
       assert.ok(painted > 1000, `painted pixels: ${painted}`);
       assert.deepEqual(await page.locator('.u-legend .u-series th').allInnerTexts().then((labels) => labels.map((l) => l.trim()).filter(Boolean).slice(1)), [
         'sent', 'delivered', 'bounced', 'complained', 'opened', 'clicked',

@@ -9,6 +9,7 @@ import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { HOSTNAME, verifiedDomain } from '../support/domain-setup.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
+import { publishRecipients, stsPolicy } from '../support/mta-sts.ts';
 import { createTestCa, type TestCa } from '../support/test-ca.ts';
 
 // The TLS page in a real browser, its counts from real direct deliveries under MTA-STS policies (as in
@@ -18,7 +19,6 @@ import { createTestCa, type TestCa } from '../support/test-ca.ts';
 // next day's TLS reports: none asked for by good.test, one mailed for testing.test.
 
 const DAY = 86_400_000;
-const policy = (mode: string, mx: string) => ['version: STSv1', `mode: ${mode}`, `mx: ${mx}`, 'max_age: 86400', ''].join('\r\n');
 
 for (const dialect of dialects) {
   describe(`dashboard: TLS to recipients (${dialect})`, withBrowser, () => {
@@ -45,8 +45,8 @@ for (const dialect of dialects) {
       goodMx = await startSmtpServer({ disabledCommands: [], ...(await ca.issue(['mx.good.test'])) }, { host: '127.0.0.4', port: plainMx.port });
       wrongMx = await startSmtpServer({ disabledCommands: [], ...(await ca.issue(['wrong.example'])) }, { host: '127.0.0.5', port: plainMx.port });
       const policies = new Map([
-        ['mta-sts.good.test', policy('enforce', 'mx.good.test')],
-        ['mta-sts.testing.test', policy('testing', 'mx.testing.test')],
+        ['mta-sts.good.test', stsPolicy('enforce', 'mx.good.test')],
+        ['mta-sts.testing.test', stsPolicy('testing', 'mx.testing.test')],
       ]);
       https = createServer(await ca.issue([...policies.keys()]), (request, response) => {
         const text = request.url === '/.well-known/mta-sts.txt' ? policies.get((request.headers.host ?? '').replace(/:\d+$/, '')) : undefined;
@@ -55,18 +55,15 @@ for (const dialect of dialects) {
       });
       await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
       dns.add(HOSTNAME, { A: ['127.0.0.1'] });
-      for (const [domain, mx, ip] of [
-        ['good.test', 'mx.good.test', '127.0.0.4'],
-        ['testing.test', 'mx.testing.test', '127.0.0.5'],
-        ['reports.test', 'mx.reports.test', '127.0.0.1'],
-      ] as const) {
-        dns.add(domain, { MX: [{ exchange: mx, priority: 10 }] });
-        dns.add(mx, { A: [ip] });
-        if (domain !== 'reports.test') {
-          dns.add(`_mta-sts.${domain}`, { TXT: ['v=STSv1; id=20260101'] });
-          dns.add(`mta-sts.${domain}`, { A: ['127.0.0.1'] });
-        }
-      }
+      publishRecipients(
+        dns,
+        [
+          ['good.test', 'mx.good.test', '127.0.0.4'],
+          ['testing.test', 'mx.testing.test', '127.0.0.5'],
+          ['reports.test', 'mx.reports.test', '127.0.0.1'],
+        ],
+        ['reports.test'],
+      );
       dns.add('_smtp._tls.testing.test', { TXT: ['v=TLSRPTv1; rua=mailto:tls@reports.test'] });
       t = await startApp(dialect, {
         env: {

@@ -10,6 +10,7 @@ import { dialects, eventually, startApp, type TestApp } from '../support/harness
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { HOSTNAME, verifiedDomain } from '../support/domain-setup.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
+import { publishRecipients, stsPolicy } from '../support/mta-sts.ts';
 import { createTestCa, type TestCa } from '../support/test-ca.ts';
 import { TLSRPT_SCHEMA } from '../support/tlsrpt-schema.ts';
 
@@ -22,7 +23,6 @@ type Event = { type: string; recipient: string | null; response: string | null }
 
 const events = async (t: TestApp, id: string): Promise<Event[]> => ((await (await t.fetch(`/emails/${id}/events`)).json()) as { data: Event[] }).data;
 const lastEvent = (t: TestApp, id: string, event: string) => eventually(async () => (await t.resend.emails.get(id)).data?.last_event === event || undefined);
-const policy = (mode: string, ...mx: string[]) => ['version: STSv1', `mode: ${mode}`, ...mx.map((m) => `mx: ${m}`), 'max_age: 86400', ''].join('\r\n');
 const schema = new Ajv({ allErrors: true }).compile(TLSRPT_SCHEMA);
 const schemaErrors = (report: unknown): string | undefined => (schema(report) ? undefined : JSON.stringify(schema.errors));
 
@@ -67,30 +67,27 @@ for (const dialect of dialects) {
       const httpsPort = (https.address() as AddressInfo).port;
 
       dns.add(HOSTNAME, { A: ['127.0.0.1'] });
-      for (const [domain, mx, ip] of [
-        ['good.test', 'mx.good.test', '127.0.0.4'],
-        ['bad.test', 'mx.bad.test', '127.0.0.5'],
-        ['testing.test', 'mx.testing.test', '127.0.0.5'],
-        ['nomatch.test', 'mx.nomatch.test', '127.0.0.4'],
-        ['plain.test', 'mx.plain.test', '127.0.0.1'],
-        ['broken.test', 'mx.broken.test', '127.0.0.1'],
-        ['rotate.test', 'mx.good.test', '127.0.0.4'],
-        ['reports.test', 'mx.reports.test', '127.0.0.1'],
-      ] as const) {
-        dns.add(domain, { MX: [{ exchange: mx, priority: 10 }] });
-        dns.add(mx, { A: [ip] });
-        if (domain !== 'reports.test') {
-          dns.add(`_mta-sts.${domain}`, { TXT: ['v=STSv1; id=20260101'] });
-          dns.add(`mta-sts.${domain}`, { A: ['127.0.0.1'] });
-        }
-      }
+      publishRecipients(
+        dns,
+        [
+          ['good.test', 'mx.good.test', '127.0.0.4'],
+          ['bad.test', 'mx.bad.test', '127.0.0.5'],
+          ['testing.test', 'mx.testing.test', '127.0.0.5'],
+          ['nomatch.test', 'mx.nomatch.test', '127.0.0.4'],
+          ['plain.test', 'mx.plain.test', '127.0.0.1'],
+          ['broken.test', 'mx.broken.test', '127.0.0.1'],
+          ['rotate.test', 'mx.good.test', '127.0.0.4'],
+          ['reports.test', 'mx.reports.test', '127.0.0.1'],
+        ],
+        ['reports.test'],
+      );
       dns.add('reports.good.test', { A: ['127.0.0.1'] });
-      policies.set('mta-sts.good.test', policy('enforce', 'mx.good.test'));
-      policies.set('mta-sts.bad.test', policy('enforce', '*.bad.test'));
-      policies.set('mta-sts.testing.test', policy('testing', 'mx.testing.test'));
-      policies.set('mta-sts.nomatch.test', policy('enforce', 'mx.elsewhere.test'));
-      policies.set('mta-sts.plain.test', policy('enforce', 'mx.plain.test'));
-      policies.set('mta-sts.rotate.test', policy('enforce', 'mx.good.test'));
+      policies.set('mta-sts.good.test', stsPolicy('enforce', 'mx.good.test'));
+      policies.set('mta-sts.bad.test', stsPolicy('enforce', '*.bad.test'));
+      policies.set('mta-sts.testing.test', stsPolicy('testing', 'mx.testing.test'));
+      policies.set('mta-sts.nomatch.test', stsPolicy('enforce', 'mx.elsewhere.test'));
+      policies.set('mta-sts.plain.test', stsPolicy('enforce', 'mx.plain.test'));
+      policies.set('mta-sts.rotate.test', stsPolicy('enforce', 'mx.good.test'));
       // broken.test publishes the record but serves no policy: 404.
       t = await startApp(dialect, {
         env: {
@@ -172,7 +169,7 @@ for (const dialect of dialects) {
       await lastEvent(t, second!.id, 'delivered');
       assert.equal(fetched.filter((host) => host === 'mta-sts.rotate.test').length, 1);
 
-      policies.set('mta-sts.rotate.test', policy('enforce', 'mx.moved.test'));
+      policies.set('mta-sts.rotate.test', stsPolicy('enforce', 'mx.moved.test'));
       dns.zone.set('_mta-sts.rotate.test', { TXT: ['v=STSv1; id=20260202'] });
       t.advance(10 * 60_000);
       const { data: third } = await t.resend.emails.send({ ...base, to: 'i@rotate.test' });

@@ -2,7 +2,7 @@
 // playwright-core, signed in to a test app with its full-access key.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import type { TestApp } from './harness.ts';
 
 /** Where screenshots go: DASHBOARD_SCREENSHOTS (docs/dashboard to refresh the docs' pictures), else a folder git ignores. */
@@ -32,4 +32,19 @@ export async function signedIn(browser: Browser, t: TestApp, key = t.token): Pro
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+// The tests are compiled without the DOM's types: a canvas is described by what is used of it.
+type Canvas = { width: number; height: number; getContext(kind: '2d'): { getImageData(...box: number[]): { data: Uint8ClampedArray } } };
+
+/** The pixels of a chart's canvas that are not transparent: something was drawn. */
+export async function paintedPixels(chart: Locator): Promise<number> {
+  await chart.locator('canvas').waitFor();
+  return chart.locator('canvas').evaluate((element) => {
+    const canvas = element as unknown as Canvas;
+    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    let count = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) count++;
+    return count;
+  });
 }
