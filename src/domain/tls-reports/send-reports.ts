@@ -12,7 +12,9 @@ import { toTimestamp } from '../../time/clock.ts';
 import { newId } from '../../time/ids.ts';
 import { emailTables } from '../emails/emails.ts';
 import { prepareEmail } from '../emails/email-input.ts';
+import { newMessageId } from '../emails/new-email.ts';
 import { reportAddresses } from './report-address.ts';
+import { reportMessage } from './report-message.ts';
 import { dayRange, tlsReport } from './report.ts';
 
 // The daily TLS reports (RFC 8460): one `send-tls-reports` job, which every worker in direct mode adds at
@@ -95,19 +97,15 @@ async function reportOf(ctx: Context, day: string, domain: string, now: number):
 async function reportEmail(ctx: Context, r: { from: string; to: string[]; domain: string; reportId: string; day: string; gzipped: Buffer }): Promise<Rows | undefined> {
   const { organization } = ctx.config.tlsRpt;
   const [start, end] = dayRange(r.day).map((ms) => ms / 1000);
+  const id = newId();
+  const messageId = newMessageId(id, r.from.slice(r.from.lastIndexOf('@') + 1));
+  const subject = `Report Domain: ${r.domain} Submitter: ${organization} Report-ID: <${r.reportId}>`;
+  const text = `This is an aggregate TLS report from ${organization} for ${r.domain}, ${r.day} (UTC).\n`;
+  const filename = `${organization}!${r.domain}!${start}!${end}.json.gz`;
   try {
-    const prepared = await prepareEmail(
-      ctx,
-      {
-        from: r.from,
-        to: r.to,
-        subject: `Report Domain: ${r.domain} Submitter: ${organization} Report-ID: <${r.reportId}>`,
-        text: `This is an aggregate TLS report from ${organization} for ${r.domain}, ${r.day} (UTC).\n`,
-        headers: { 'TLS-Report-Domain': r.domain, 'TLS-Report-Submitter': organization },
-        attachments: [{ content: r.gzipped.toString('base64'), filename: `${organization}!${r.domain}!${start}!${end}.json.gz`, content_type: REPORT_TYPE }],
-      },
-      null,
-    );
+    const source = await reportMessage({ from: r.from, to: r.to, subject, messageId, date: new Date(ctx.clock.now()), domain: r.domain, submitter: organization, text, filename, gzipped: r.gzipped });
+    const attachments = [{ position: 0, filename, content_type: REPORT_TYPE, content_id: null, content: r.gzipped }];
+    const prepared = await prepareEmail(ctx, { from: r.from, to: r.to, subject, text }, null, { id, source, envelope: r.to, messageId, attachments });
     return await emailTables(ctx, [prepared]);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
