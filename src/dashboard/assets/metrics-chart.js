@@ -1,7 +1,7 @@
-// The dashboard's charts (the metrics page, a domain's deliverability and DMARC pages): the series in each chart
-// element's data-chart attribute, drawn by uPlot (served beside this file), with times shown in the
-// zone the page was asked for. Counts go on the left axis (on a log scale with `log`), `marks` as points
-// on it (today on a curve); `rates`, if any, as percentages on the right.
+// The dashboard's charts (the metrics page, a domain's deliverability and DMARC pages): the series in
+// each chart element's data-chart attribute, drawn by uPlot (served beside this file), with times shown
+// in the zone the page was asked for. Counts go on the left axis (a log scale with `log`), `marks` as
+// points on it (today on a curve); `rates`, if any, as percentages on the right.
 'use strict';
 
 const COLORS = {
