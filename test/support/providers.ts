@@ -3,12 +3,10 @@
 // SendGrid's ECDSA), in the formats each documents. SNS's certificate host is a real HTTPS server on
 // 127.0.0.1, its certificate issued by a CA made here, which the app is told to trust.
 import { createHmac, generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { generate } from 'selfsigned';
+import { createTestCa } from './test-ca.ts';
 
 export const TOPIC_ARN = 'arn:aws:sns:us-east-1:123456789012:ses-feedback';
 export const MAILGUN_KEY = 'key-0123456789abcdef0123456789abcdef';
@@ -32,46 +30,26 @@ export interface SnsHost {
 
 /** A CA, a server certificate for 127.0.0.1 it issued, and a signing certificate; the HTTPS server serving the last. */
 export async function startSnsHost(): Promise<SnsHost> {
-  const ca = await generate([{ name: 'commonName', value: 'Mailroom Test CA' }], {
-    keySize: 2048,
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
-  });
-  const server = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
-    keySize: 2048,
-    algorithm: 'sha256',
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
-    ],
-  });
-  const dir = mkdtempSync(join(tmpdir(), 'mailroom-sns-'));
-  const caFile = join(dir, 'ca.pem');
-  writeFileSync(caFile, ca.cert);
+  const ca = await createTestCa();
+  const server = await ca.issue(['127.0.0.1']);
   const sns = await certificateHost(server, await generate([{ name: 'commonName', value: 'sns.amazonaws.com' }], { keySize: 2048, algorithm: 'sha256' }));
   const impostor = await certificateHost(server, await generate([{ name: 'commonName', value: 'sns.amazonaws.com' }], { keySize: 2048, algorithm: 'sha256' }));
   return {
     ...sns,
-    caFile,
+    caFile: ca.caFile,
     impostor,
     close: async () => {
       await sns.close();
       await impostor.close();
-      rmSync(dir, { recursive: true, force: true });
+      ca.close();
     },
   };
 }
 
 /** An HTTPS server on 127.0.0.1 serving `signing`'s certificate, and answering subscription confirmations. */
-async function certificateHost(server: { private: string; cert: string }, signing: { private: string; cert: string }) {
+async function certificateHost(server: { key: string; cert: string }, signing: { private: string; cert: string }) {
   const fetched: string[] = [];
-  const https = createServer({ key: server.private, cert: server.cert }, (request, response) => {
+  const https = createServer(server, (request, response) => {
     fetched.push(request.url ?? '');
     if (request.url === '/SimpleNotificationService-test.pem') return void response.writeHead(200, { 'content-type': 'application/x-x509-ca-cert' }).end(signing.cert);
     if (request.url?.startsWith('/?Action=ConfirmSubscription')) return void response.writeHead(200, { 'content-type': 'text/xml' }).end('<ConfirmSubscriptionResponse/>');

@@ -1,6 +1,8 @@
-// A certificate authority made for a test, and server certificates it issues for host names: what an
-// outbound TLS client that checks certificates (MTA-STS) is told to trust through MAILROOM_OUTBOUND_CA.
+// A certificate authority made for a test, and server certificates it issues for host names or
+// addresses: what an outbound TLS client that checks certificates (MTA-STS, SNS's certificate host) is
+// told to trust (MAILROOM_OUTBOUND_CA, FEEDBACK_SNS_CA).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -8,7 +10,7 @@ import { generate } from 'selfsigned';
 export interface TestCa {
   /** The CA's PEM file. */
   caFile: string;
-  /** A key and certificate for `names` (DNS names), issued by the CA. */
+  /** A key and certificate for `names` (DNS names or IP addresses), issued by the CA. */
   issue(names: string[]): Promise<{ key: string; cert: string }>;
   close(): void;
 }
@@ -36,7 +38,7 @@ export async function createTestCa(): Promise<TestCa> {
           { name: 'basicConstraints', cA: false },
           { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
           { name: 'extKeyUsage', serverAuth: true },
-          { name: 'subjectAltName', altNames: names.map((value) => ({ type: 2 as const, value })) },
+          { name: 'subjectAltName', altNames: names.map((value) => (isIP(value) ? { type: 7 as const, ip: value } : { type: 2 as const, value })) },
         ],
       });
       return { key: pair.private, cert: pair.cert };
