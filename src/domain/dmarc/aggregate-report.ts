@@ -3,6 +3,7 @@
 // is ever expanded, none fetched), records are counted before the tree is built, and nesting is capped.
 import ipaddr from 'ipaddr.js';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { DmarcReportRowTable } from '../../store/schema.ts';
 import { asciiDomain } from '../recipients/addresses.ts';
 
 /** The caps of one report file, and of a message's files. */
@@ -26,21 +27,8 @@ export interface AuthResults {
   spf: { domain: string; scope: string | null; result: string }[];
 }
 
-/** One record: messages from one source with one outcome. */
-export interface ReportRow {
-  source_ip: string;
-  count: number;
-  disposition: string;
-  /** DKIM's result: pass when any signature verified, else the first one's; none without one. */
-  dkim: string;
-  spf: string;
-  /** The policy's evaluation: DKIM (or SPF) passed and aligned with From. */
-  dkim_aligned: string;
-  spf_aligned: string;
-  header_from: string;
-  envelope_from: string | null;
-  auth_results: AuthResults;
-}
+/** One record: messages from one source with one outcome, as its row is stored (schema.ts). */
+export type ReportRow = Omit<DmarcReportRowTable, 'dmarc_report_id' | 'position' | 'count' | 'auth_results'> & { count: number; auth_results: AuthResults };
 
 export interface AggregateReport {
   org_name: string;
