@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import * as emails from '../../src/store/emails.ts';
-import { launchBrowser, paintedPixels, screenshot, signedIn, withBrowser } from '../support/browser.ts';
+import { launchBrowser, paintedPixels, screenshot, signedIn, watchErrors, withBrowser } from '../support/browser.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
-import { createDomain, HOSTNAME, type Domain } from '../support/domain-setup.ts';
+import { createDomain, type Domain, sendingHost } from '../support/domain-setup.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../support/harness.ts';
 
 // A domain's deliverability page in a real browser: the checks of a real DNS server's (dns2) answers,
@@ -12,8 +12,6 @@ import { dialects, eventually, requestJson, startApp, type TestApp } from '../su
 // domain's mail (Resend's test addresses, counted by the rollup); the guards' pause with Resume; and
 // hostile DNS values shown as text. MAILROOM_GUARD_MIN_SENDS is lowered to 20 so that 20 bounces pause.
 
-const IP = '203.0.113.10';
-const PTR = '10.113.0.203.in-addr.arpa';
 const DAY = 24 * 3_600_000;
 
 const valueOf = (domain: Domain, record: string) => domain.records.find((r) => r.record === record && r.type === 'TXT')!.value;
@@ -28,24 +26,15 @@ for (const dialect of dialects) {
 
     before(async () => {
       dns = await startDnsServer();
-      dns.add(HOSTNAME, { A: [IP] });
-      dns.add(PTR, { PTR: [HOSTNAME] });
       t = await startApp(dialect, {
         env: {
-          DNS_SERVERS: dns.address,
-          MAILROOM_HOSTNAME: HOSTNAME,
-          DELIVERY_MODE: 'direct',
-          MAILROOM_SENDING_IPS: IP,
-          MAILROOM_REQUIRE_VERIFIED_DOMAIN: 'false',
-          MAILROOM_DNSBL_ZONES: 'bl.mailroom.test',
+          ...sendingHost(dns, 'bl.mailroom.test'),
           MAILROOM_GUARD_MIN_SENDS: '20',
           MAILROOM_GUARD_RECHECK_MS: '60000',
         },
       });
       browser = await launchBrowser();
-      page = await signedIn(browser, t);
-      page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
-      page.on('pageerror', (error) => void errors.push(error.message));
+      page = watchErrors(await signedIn(browser, t), errors);
     });
     after(async () => {
       await browser?.close();

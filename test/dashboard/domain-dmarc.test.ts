@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, paintedPixels, screenshot, signedIn, withBrowser } from '../support/browser.ts';
+import { launchBrowser, paintedPixels, screenshot, signedIn, watchErrors, withBrowser } from '../support/browser.ts';
 import { aggregateXml, gzipped, mailReports, zipped, type ReportInput } from '../support/dmarc-reports.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { dialects, requestJson, startApp, type TestApp } from '../support/harness.ts';
@@ -49,9 +49,7 @@ for (const dialect of dialects) {
       inbound = await startInbound(t);
       brand = await receivingDomain(t, 'brand.test');
       browser = await launchBrowser();
-      page = await signedIn(browser, t);
-      page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
-      page.on('pageerror', (error) => void errors.push(error.message));
+      page = watchErrors(await signedIn(browser, t), errors);
     });
     after(async () => {
       await browser?.close();

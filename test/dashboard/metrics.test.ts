@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { toTimestamp } from '../../src/time/clock.ts';
 import { recordEngagement } from '../../src/domain/events/email-events.ts';
 import * as emails from '../../src/store/emails.ts';
-import { launchBrowser, paintedPixels, screenshot, signedIn, withBrowser } from '../support/browser.ts';
+import { launchBrowser, paintedPixels, screenshot, signedIn, watchErrors, withBrowser } from '../support/browser.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
 
 // The metrics page in a real browser: the chart drawn by uPlot under the dashboard's CSP, and the
@@ -41,8 +41,7 @@ for (const dialect of dialects) {
 
     it('draws sent, delivered, bounced, complained, opened and clicked per day, with their totals', async () => {
       const errors: string[] = [];
-      page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
-      page.on('pageerror', (error) => void errors.push(error.message));
+      watchErrors(page, errors);
       await page.getByRole('link', { name: 'Metrics' }).click();
       await page.waitForURL('**/dashboard/metrics');
       const chart = page.locator('#metrics-chart');

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { scheduleTlsReports } from '../../src/domain/tls-reports/send-reports.ts';
-import { launchBrowser, screenshot, signedIn, withBrowser } from '../support/browser.ts';
+import { launchBrowser, screenshot, signedIn, watchErrors, withBrowser } from '../support/browser.ts';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.ts';
 import { HOSTNAME, verifiedDomain } from '../support/domain-setup.ts';
 import { dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
@@ -32,11 +32,6 @@ for (const dialect of dialects) {
     let browser: Browser;
     let page: Page;
     const errors: string[] = [];
-    const watched = (signed: Page) => {
-      signed.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
-      signed.on('pageerror', (error) => void errors.push(error.message));
-      return signed;
-    };
 
     before(async () => {
       dns = await startDnsServer();
@@ -79,7 +74,7 @@ for (const dialect of dialects) {
       });
       await verifiedDomain(t, dns, 'sender.test');
       browser = await launchBrowser();
-      page = watched(await signedIn(browser, t));
+      page = watchErrors(await signedIn(browser, t), errors);
     });
     after(async () => {
       await browser?.close();
@@ -131,7 +126,7 @@ for (const dialect of dialects) {
       await eventually(async () => (await t.ctx.db.selectFrom('tls_reports').select('domain').where('day', '=', today).execute()).length === 2 || undefined);
       // A day later the session has ended: sign in again.
       await page.context().close();
-      page = watched(await signedIn(browser, t));
+      page = watchErrors(await signedIn(browser, t), errors);
       await page.goto('/dashboard/tls');
       assert.deepEqual((await rows()).map((r) => r[5]), ['1 of 1', '1 of 1']);
       const [day] = await cells('#tls-testing\\.test');

@@ -48,3 +48,10 @@ export async function paintedPixels(chart: Locator): Promise<number> {
     return count;
   });
 }
+
+/** `page` with its console errors and uncaught exceptions added to `errors`, which a test expects empty. */
+export function watchErrors(page: Page, errors: string[]): Page {
+  page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
+  page.on('pageerror', (error) => void errors.push(error.message));
+  return page;
+}

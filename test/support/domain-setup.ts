@@ -43,3 +43,24 @@ export async function verifiedDomain(t: TestApp, dns: TestDnsServer, name: strin
   await t.resend.domains.verify(domain.id);
   return statusBecomes(t, domain.id, 'verified');
 }
+
+/** The address mail leaves from in the deliverability tests (MAILROOM_SENDING_IPS), and its PTR name. */
+export const SENDING_IP = '203.0.113.10';
+export const SENDING_PTR = '10.113.0.203.in-addr.arpa';
+
+/**
+ * A direct-mode host the deliverability check finds in order: HOSTNAME resolves to SENDING_IP and back
+ * (A and PTR on `dns`); the env of an app checking it, its blocklists `zones`.
+ */
+export function sendingHost(dns: TestDnsServer, zones: string): Record<string, string> {
+  dns.add(HOSTNAME, { A: [SENDING_IP] });
+  dns.add(SENDING_PTR, { PTR: [HOSTNAME] });
+  return {
+    DNS_SERVERS: dns.address,
+    MAILROOM_HOSTNAME: HOSTNAME,
+    DELIVERY_MODE: 'direct',
+    MAILROOM_SENDING_IPS: SENDING_IP,
+    MAILROOM_REQUIRE_VERIFIED_DOMAIN: 'false',
+    MAILROOM_DNSBL_ZONES: zones,
+  };
+}

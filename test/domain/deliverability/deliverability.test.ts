@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { scheduleDeliverabilityChecks } from '../../../src/domain/deliverability/daily-checks.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../../support/dns-server.ts';
-import { createDomain, HOSTNAME, HOUR, type Domain } from '../../support/domain-setup.ts';
+import { createDomain, type Domain, HOSTNAME, HOUR, SENDING_IP as IP, SENDING_PTR as PTR, sendingHost } from '../../support/domain-setup.ts';
 import { nothingLeftToDo } from '../../support/jobs.ts';
 import { startWebhookReceiver } from '../../support/webhook-receiver.ts';
 
@@ -11,8 +11,6 @@ import { startWebhookReceiver } from '../../support/webhook-receiver.ts';
 // records, the sending address's PTR and the blocklist zones: each check passes, warns and fails, with
 // its fix. The rates come from mail really sent (Resend's test addresses) and counted by the rollup.
 
-const IP = '203.0.113.10';
-const PTR = '10.113.0.203.in-addr.arpa';
 const MISSING = '01a2007a-0000-7000-8000-000000000000';
 
 interface Check {
@@ -75,16 +73,9 @@ for (const dialect of dialects) {
 
     before(async () => {
       dns = await startDnsServer();
-      dns.add(HOSTNAME, { A: [IP] });
-      dns.add(PTR, { PTR: [HOSTNAME] });
       t = await startApp(dialect, {
         env: {
-          DNS_SERVERS: dns.address,
-          MAILROOM_HOSTNAME: HOSTNAME,
-          DELIVERY_MODE: 'direct',
-          MAILROOM_SENDING_IPS: IP,
-          MAILROOM_REQUIRE_VERIFIED_DOMAIN: 'false',
-          MAILROOM_DNSBL_ZONES: 'zen.spamhaus.org,bl.mailroom.test',
+          ...sendingHost(dns, 'zen.spamhaus.org,bl.mailroom.test'),
           MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
         },
       });
