@@ -674,7 +674,22 @@ export interface TlsReportTable {
   created_at: string;
 }
 
+/** A project: what its keys may see and send (docs/projects.md). */
+export interface ProjectTable {
+  id: string;
+  name: string;
+  /** Requests per second for each of its keys without a rate of their own; null: MAILROOM_RATE_LIMIT. */
+  rate_limit: number | null;
+  /** Emails it may send a UTC day and a UTC month; null: no quota. */
+  daily_quota: number | null;
+  monthly_quota: number | null;
+  /** Its own relay's SMTP URL, sealed with MAILROOM_SECRET; null: the install's transport. */
+  smtp_url: string | null;
+  created_at: string;
+}
+
 export interface Database {
+  projects: ProjectTable;
   api_keys: ApiKeyTable;
   api_logs: ApiLogTable;
   rate_limit_windows: RateLimitWindowTable;

@@ -34,6 +34,7 @@ import * as sendingGuards from './0031-sending-guards.ts';
 import * as warmup from './0032-warmup.ts';
 import * as dmarcReports from './0033-dmarc-reports.ts';
 import * as mtaStsTlsReports from './0034-mta-sts-tls-reports.ts';
+import * as projects from './0035-projects.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -71,16 +72,20 @@ const migrations: Record<string, Migration> = {
   '0032-warmup': warmup,
   '0033-dmarc-reports': dmarcReports,
   '0034-mta-sts-tls-reports': mtaStsTlsReports,
+  '0035-projects': projects,
 };
 
-/** Brings the schema up to date; Kysely's migration lock keeps concurrent starts safe. */
-export async function migrate(db: Kysely<any>): Promise<void> {
+/**
+ * Brings the schema up to date (or to the migration `target` names: upgrade tests fill a database as an
+ * earlier version left it); Kysely's migration lock keeps concurrent starts safe.
+ */
+export async function migrate(db: Kysely<any>, target?: string): Promise<void> {
   // Kysely looks for its own tables in any schema unless told which: name the connection's schema,
   // so that databases with several schemas (one per tenant, or per test) each migrate on their own.
   const schema = isPostgres(db)
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema
     : undefined;
   const migrator = new Migrator({ db, migrationTableSchema: schema, provider: { getMigrations: async () => migrations } });
-  const { error } = await migrator.migrateToLatest();
+  const { error } = await (target === undefined ? migrator.migrateToLatest() : migrator.migrateTo(target));
   if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
 }
