@@ -50,6 +50,7 @@ import { trackingDomainRoutes } from './http/routes/tracking-domains.ts';
 import { trackingRoutes } from './http/routes/tracking.ts';
 import { unsubscribeRoutes } from './http/routes/unsubscribe.ts';
 import { usageRoutes } from './http/routes/usage.ts';
+import { projectRoutes } from './http/routes/projects.ts';
 import { webhookEventRoutes } from './http/routes/webhook-events.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
 
@@ -139,6 +140,7 @@ export async function buildApp(ctx: Context): Promise<App> {
 
   systemRoutes(app, ctx);
   apiKeyRoutes(app, ctx);
+  projectRoutes(app, ctx);
   emailRoutes(app, ctx);
   emailMetricsRoutes(app, ctx);
   emailAttachmentRoutes(app, ctx);

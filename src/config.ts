@@ -19,6 +19,8 @@ export interface Config {
   readonly host: string;
   readonly databaseUrl: string;
   readonly apiKey: string | undefined;
+  /** MAILROOM_ADMIN_KEY: manages projects at /projects, reads no project's data (docs/projects.md). */
+  readonly adminKey: string | undefined;
   readonly publicUrl: string;
   readonly smtpUrl: string | undefined;
   readonly deliveryMode: DeliveryMode;
@@ -262,12 +264,19 @@ function databaseUrl(env: Env): string {
   return raw;
 }
 
-function apiKey(env: Env): string | undefined {
-  const raw = env.MAILROOM_API_KEY;
+function apiKey(env: Env, name: 'MAILROOM_API_KEY' | 'MAILROOM_ADMIN_KEY'): string | undefined {
+  const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   if (!/^re_[A-Za-z0-9_-]{32,}$/.test(raw)) {
-    fail('MAILROOM_API_KEY', 'expected "re_" followed by at least 32 letters, digits, "_" or "-"');
+    fail(name, 'expected "re_" followed by at least 32 letters, digits, "_" or "-"');
   }
+  return raw;
+}
+
+/** The admin credential manages projects and reads none: it cannot also be a project's key. */
+function adminKey(env: Env): string | undefined {
+  const raw = apiKey(env, 'MAILROOM_ADMIN_KEY');
+  if (raw !== undefined && raw === env.MAILROOM_API_KEY) fail('MAILROOM_ADMIN_KEY', 'expected a token other than MAILROOM_API_KEY');
   return raw;
 }
 
@@ -503,7 +512,8 @@ export function readConfig(env: Env = process.env): Config {
     port,
     host,
     databaseUrl: databaseUrl(env),
-    apiKey: apiKey(env),
+    apiKey: apiKey(env, 'MAILROOM_API_KEY'),
+    adminKey: adminKey(env),
     publicUrl: publicUrl.replace(/\/+$/, ''),
     smtpUrl,
     deliveryMode: mode,

@@ -29,6 +29,8 @@ const ERRORS = {
   invalid_access: { status: 422, smtp: INVALID },
   invalid_region: { status: 422, smtp: INVALID },
   not_found: { status: 404, smtp: INVALID },
+  // A project that still has domains or keys, deleted without ?force=true.
+  project_not_empty: { status: 409, smtp: INVALID },
   method_not_allowed: { status: 405, smtp: [502, '5.5.1'] },
   invalid_idempotency_key: { status: 400, smtp: INVALID },
   invalid_idempotent_request: { status: 409, smtp: INVALID },

@@ -6,6 +6,7 @@ import { AppError } from './errors.ts';
 import { listApiKeys } from './store/api-keys.ts';
 import { isPostgresUrl, openDb, type Db } from './store/db.ts';
 import { migrate } from './store/migrations/index.ts';
+import { DEFAULT_PROJECT_ID } from './store/projects.ts';
 import { reachPostgres, sqliteErrorLine } from './start-errors.ts';
 
 // `npm run keys -- create --name ops`: a new API key on the database of DATABASE_URL (SQLite or
@@ -22,14 +23,14 @@ function fail(line: string): never {
 
 async function create(db: Db, name: string | undefined, permission: string | undefined): Promise<void> {
   if (name === undefined) fail(`--name is required\n${USAGE}`);
-  const { token } = await createApiKey({ db, clock: systemClock }, { name, permission });
+  const { token } = await createApiKey({ db, clock: systemClock }, DEFAULT_PROJECT_ID, { name, permission });
   const kind = (permission ?? 'full_access') === 'full_access' ? 'full-access' : 'sending-access';
   process.stderr.write(`Created a ${kind} API key named "${name}"; it is shown only this once:\n`);
   process.stdout.write(`${token}\n`);
 }
 
 async function list(db: Db): Promise<void> {
-  const page = await listApiKeys(db, { limit: 100, after: undefined, before: undefined });
+  const page = await listApiKeys(db, DEFAULT_PROJECT_ID, { limit: 100, after: undefined, before: undefined });
   const rows = page.data.map((key) => [key.id, key.permission, key.created_at, key.last_used_at ?? 'never used', key.name].join('  '));
   process.stdout.write(rows.length ? `${rows.join('\n')}\n` : 'No API keys yet: the next start creates one, or run `npm run keys -- create --name <name>`.\n');
   if (page.has_more) process.stdout.write('(the 100 newest; the dashboard lists them all)\n');

@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
 import { hashToken } from '../domain/api-keys/api-keys.ts';
@@ -6,10 +7,11 @@ import { AppError } from '../errors.ts';
 import type { ClientLimits } from './client-limits.ts';
 
 /**
- * Who may call a route: anyone, any key (sending routes), a full-access key (the default), or a
- * dashboard session (dashboard/session-hook.ts checks it, not the API key).
+ * Who may call a route: anyone, any key (sending routes), a full-access key (the default), a
+ * dashboard session (dashboard/session-hook.ts checks it, not the API key), or the admin key alone
+ * (MAILROOM_ADMIN_KEY: projects).
  */
-export type Access = 'public' | 'sending' | 'full' | 'dashboard';
+export type Access = 'public' | 'sending' | 'full' | 'dashboard' | 'admin';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -37,6 +39,7 @@ export function authenticate(ctx: Context, limits: ClientLimits) {
     if (access === 'public' || access === 'dashboard' || request.is404) return;
     limits.refuseIfBlocked(request, reply);
     try {
+      if (access === 'admin') return checkAdminKey(ctx, request.headers.authorization);
       request.apiKey = await keyFor(ctx, request.headers.authorization, access);
     } catch (error) {
       if (error instanceof AppError && error.code === 'invalid_api_key') limits.failed(request);
@@ -45,10 +48,32 @@ export function authenticate(ctx: Context, limits: ClientLimits) {
   };
 }
 
+/** The project of the request's key: every route but the public, dashboard and admin ones has one. */
+export function projectOf(request: FastifyRequest): string {
+  if (!request.apiKey) throw new Error(`${request.method} ${request.url} has no API key: its route is not a project's`);
+  return request.apiKey.project_id;
+}
+
+function isAdminToken(ctx: Context, token: string): boolean {
+  const admin = ctx.config.adminKey;
+  return admin !== undefined && timingSafeEqual(Buffer.from(hashToken(token), 'hex'), Buffer.from(hashToken(admin), 'hex'));
+}
+
+/** Only MAILROOM_ADMIN_KEY manages projects; a project's key is refused as restricted, as a sending key is elsewhere. */
+async function checkAdminKey(ctx: Context, authorization: string | undefined): Promise<void> {
+  const token = bearerToken(authorization);
+  if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
+  if (isAdminToken(ctx, token)) return;
+  if (!(await ctx.apiKeys.find(hashToken(token)))) throw new AppError('invalid_api_key', 'API key is invalid.');
+  throw new AppError('restricted_api_key', 'Only the admin key (MAILROOM_ADMIN_KEY) manages projects.');
+}
+
 /** The key an `Authorization: Bearer <token>` header names, if it may call a route of `access`; else why not. */
 export async function keyFor(ctx: Context, authorization: string | undefined, access: 'sending' | 'full'): Promise<ApiKeyRow> {
   const token = bearerToken(authorization);
   if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
+  // The admin key belongs to no project: it reads none (docs/projects.md).
+  if (isAdminToken(ctx, token)) throw new AppError('restricted_api_key', 'The admin key manages projects only (/projects); use a project’s key.');
   const key = await ctx.apiKeys.find(hashToken(token));
   if (!key) throw new AppError('invalid_api_key', 'API key is invalid.');
   if (access === 'full' && key.permission !== 'full_access') {

@@ -26,6 +26,7 @@ export async function describeRoutes(app: App, publicUrl: string): Promise<void>
       servers: [{ url: publicUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearerAuth: [] }],
+      tags: [{ name: 'Mailroom: projects', description: 'Mailroom’s own routes, not Resend’s: projects, for MAILROOM_ADMIN_KEY alone (docs/projects.md)' }],
     },
     // Shared schemas appear under their own names (`#/components/schemas/ErrorBody`), not `def-0`.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },

@@ -19,6 +19,8 @@ export interface TaskPayloads {
   'send-tls-reports': Record<string, never>;
   /** A gzipped TLS report (base64) for an https: address a recipient domain publishes. */
   'post-tls-report': { url: string; report: string; domain: string; day: string };
+  /** A deleted project's rows: its own row is gone already. */
+  'delete-project': { project_id: string };
 }
 
 export type TaskName = keyof TaskPayloads;

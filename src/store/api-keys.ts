@@ -28,21 +28,23 @@ export async function countApiKeys(db: Db): Promise<number> {
   return Number(row.n);
 }
 
-/** Keys without their token hashes; permission and domain_id are for the dashboard (the API's schema leaves them out, as Resend does). */
-export async function listApiKeys(db: Db, page: PageRequest) {
-  return selectPage(db.selectFrom('api_keys').select(['id', 'name', 'permission', 'domain_id', 'created_at', 'last_used_at']), 'id', page);
+/** A project's keys without their token hashes; permission and domain_id are for the dashboard (the API's schema leaves them out, as Resend does). */
+export async function listApiKeys(db: Db, project: string, page: PageRequest) {
+  const query = db.selectFrom('api_keys').select(['id', 'name', 'permission', 'domain_id', 'created_at', 'last_used_at']).where('project_id', '=', project);
+  return selectPage(query, 'id', page);
 }
 
 export type ApiKeyChanges = Partial<Pick<ApiKeyRow, 'name' | 'rate_limit'>>;
 
-/** Sets a key's name or rate; false when there is no such key. */
-export async function updateApiKey(db: Db, id: string, changes: ApiKeyChanges): Promise<boolean> {
-  const result = await db.updateTable('api_keys').set(changes).where('id', '=', id).executeTakeFirst();
+/** Sets a key's name or rate; false when the project has no such key. */
+export async function updateApiKey(db: Db, project: string, id: string, changes: ApiKeyChanges): Promise<boolean> {
+  const result = await db.updateTable('api_keys').set(changes).where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
-export async function deleteApiKey(db: Db, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
+/** False when the project has no such key. */
+export async function deleteApiKey(db: Db, project: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('api_keys').where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 

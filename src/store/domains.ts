@@ -62,7 +62,14 @@ export async function insertDomain(db: Db | Tx, row: DomainRow): Promise<boolean
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
-export async function findDomain(db: Db | Tx, id: string): Promise<DomainRow | undefined> {
+/** The project's domain of that id; another project's is none. */
+export async function findDomain(db: Db | Tx, project: string, id: string): Promise<DomainRow | undefined> {
+  const row = await db.selectFrom('domains').selectAll().where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
+  return row && fromTable(row);
+}
+
+/** The domain of that id in any project: for work that holds the id from its own row or job (a verification, the daily checks). */
+export async function findDomainById(db: Db | Tx, id: string): Promise<DomainRow | undefined> {
   const row = await db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst();
   return row && fromTable(row);
 }
@@ -85,15 +92,15 @@ export async function findDomainNames(db: Db, by: { ids?: string[]; names?: stri
     .execute();
 }
 
-export async function listDomains(db: Db, page: PageRequest) {
+export async function listDomains(db: Db, project: string, page: PageRequest) {
   const columns = ['id', 'name', 'status', 'created_at', 'region', 'open_tracking', 'click_tracking', 'sending', 'receiving'] as const;
-  return selectPage(db.selectFrom('domains').select(columns), 'id', page);
+  return selectPage(db.selectFrom('domains').select(columns).where('project_id', '=', project), 'id', page);
 }
 
-/** Changes a domain's settings; false when there is no such domain. */
-export async function updateDomain(db: Db | Tx, id: string, settings: DomainSettings): Promise<boolean> {
-  if (Object.keys(settings).length === 0) return (await findDomain(db, id)) !== undefined;
-  const result = await db.updateTable('domains').set(settings).where('id', '=', id).executeTakeFirst();
+/** Changes a domain's settings; false when the project has no such domain. */
+export async function updateDomain(db: Db | Tx, project: string, id: string, settings: DomainSettings): Promise<boolean> {
+  if (Object.keys(settings).length === 0) return (await findDomain(db, project, id)) !== undefined;
+  const result = await db.updateTable('domains').set(settings).where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
@@ -102,8 +109,9 @@ export async function setVerification(tx: Db | Tx, id: string, verification: Ver
   await tx.updateTable('domains').set(changes).where('id', '=', id).execute();
 }
 
-export async function deleteDomain(tx: Tx, id: string): Promise<boolean> {
-  const result = await tx.deleteFrom('domains').where('id', '=', id).executeTakeFirst();
+/** False when the project has no such domain. */
+export async function deleteDomain(tx: Tx, project: string, id: string): Promise<boolean> {
+  const result = await tx.deleteFrom('domains').where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 

@@ -6,6 +6,8 @@ import type { Generated } from 'kysely';
 
 export interface ApiKeyTable {
   id: string;
+  /** The project the row belongs to (docs/projects.md). */
+  project_id: string;
   name: string;
   token_hash: string;
   permission: 'full_access' | 'sending_access';
@@ -344,6 +346,8 @@ export interface ContactImportChunkTable {
 
 export interface DomainTable {
   id: string;
+  /** The project the row belongs to (docs/projects.md). */
+  project_id: string;
   name: string;
   /** not_started, pending, partially_verified, verified, temporary_failure or failed. */
   status: string;

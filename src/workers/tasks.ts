@@ -1,6 +1,7 @@
 import type { Tasks } from '../jobs/task.ts';
 import { automationStep } from './automation-step.ts';
 import { checkDeliverability } from './check-deliverability.ts';
+import { deleteProject } from './delete-project.ts';
 import { deliverWebhook } from './deliver-webhook.ts';
 import { importContacts } from './import-contacts.ts';
 import { postTlsReport } from './post-tls-report.ts';
@@ -22,4 +23,5 @@ export const tasks: Tasks = {
   'check-deliverability': checkDeliverability,
   'send-tls-reports': sendTlsReports,
   'post-tls-report': postTlsReport,
+  'delete-project': deleteProject,
 };

@@ -6,6 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from '../support/harness.ts';
 
 const SOME_ID = '0192e3a4-1111-7000-8000-000000000000';
+const ADMIN_KEY = 're_admin_0123456789abcdefghijklmnopqrstuvwxyz';
+const RESTRICTED = { status: 401, name: 'restricted_api_key' };
 
 /** A route's path without its parameters' patterns: `/emails/:id`. */
 const plain = (url: string) => url.replace(/\([^)]*\)/g, '');
@@ -15,6 +17,8 @@ interface Credential {
   authorization: string | undefined;
   /** The refusal every route but the public ones gives, or undefined when the access level decides. */
   refusal?: { status: number; name: string };
+  /** MAILROOM_ADMIN_KEY: the projects' routes and no other. */
+  admin?: boolean;
 }
 
 describe('authorization of every route', () => {
@@ -23,7 +27,7 @@ describe('authorization of every route', () => {
   before(async () => {
     // Every route meets two bad keys here, far past the failures one address may make, and the public
     // routes more requests in a second than one address may (test/http/client-limits.test.ts).
-    t = await startApp('sqlite', { worker: false, env: { MAILROOM_MAX_AUTH_FAILURES: '10000', MAILROOM_PUBLIC_RATE_LIMIT: '0' } });
+    t = await startApp('sqlite', { worker: false, env: { MAILROOM_MAX_AUTH_FAILURES: '10000', MAILROOM_PUBLIC_RATE_LIMIT: '0', MAILROOM_ADMIN_KEY: ADMIN_KEY } });
     const deleted = await t.resend.apiKeys.create({ name: 'deleted' });
     await t.resend.apiKeys.remove(deleted.data!.id);
     const sending = await t.resend.apiKeys.create({ name: 'sending', permission: 'sending_access' });
@@ -33,6 +37,7 @@ describe('authorization of every route', () => {
       { name: 'an unknown key', authorization: 'Bearer re_unknown_0123456789', refusal: { status: 403, name: 'invalid_api_key' } },
       { name: 'a deleted key', authorization: `Bearer ${deleted.data!.token}`, refusal: { status: 403, name: 'invalid_api_key' } },
       { name: 'a sending-access key', authorization: `Bearer ${sending.data!.token}` },
+      { name: 'the admin key', authorization: `Bearer ${ADMIN_KEY}`, admin: true },
     ];
   });
   after(() => t.close());
@@ -67,10 +72,12 @@ describe('authorization of every route', () => {
           assert.equal(response.status, 401, what);
           continue;
         }
+        // The admin key opens the projects' routes and nothing else; a project's key never opens those.
         const refusal =
           route.access === 'public'
             ? undefined
-            : (credential.refusal ?? (route.access === 'full' ? { status: 401, name: 'restricted_api_key' } : undefined));
+            : (credential.refusal ??
+              (credential.admin ? (route.access === 'admin' ? undefined : RESTRICTED) : ['full', 'admin'].includes(route.access) ? RESTRICTED : undefined));
         if (!refusal) {
           assert.ok(![401, 403].includes(response.status), what);
           continue;
@@ -98,5 +105,7 @@ describe('authorization of every route', () => {
     ]);
     const dashboard = t.app.routeTable.filter((route) => route.url.startsWith('/dashboard') && route.access !== 'public');
     assert.ok(dashboard.length > 5 && dashboard.every((route) => route.access === 'dashboard'), 'every other dashboard route needs a session');
+    const admin = t.app.routeTable.filter((route) => route.access === 'admin').map((route) => `${route.method} ${plain(route.url)}`);
+    assert.deepEqual(admin.sort(), ['DELETE /projects/:id', 'GET /projects', 'GET /projects/:id', 'HEAD /projects', 'HEAD /projects/:id', 'PATCH /projects/:id', 'POST /projects']);
   });
 });

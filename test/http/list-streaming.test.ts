@@ -7,6 +7,7 @@ import { finished } from 'node:stream/promises';
 import { toTimestamp } from '../../src/time/clock.ts';
 import { newId } from '../../src/time/ids.ts';
 import { SLICE_ROWS } from '../../src/store/paginate.ts';
+import { DEFAULT_PROJECT_ID } from '../../src/store/projects.ts';
 import { dialects, startApp, type TestApp } from '../support/harness.ts';
 
 const CONTACTS = SLICE_ROWS * 5;
@@ -62,6 +63,7 @@ for (const dialect of dialects) {
         ],
         api_keys: Array.from({ length: ROWS }, (_, i) => ({
           id: newId(),
+          project_id: DEFAULT_PROJECT_ID,
           name: `key ${i}`,
           token_hash: `hash ${i}`,
           permission: 'full_access' as const,
@@ -72,6 +74,7 @@ for (const dialect of dialects) {
         })),
         domains: Array.from({ length: ROWS }, (_, i) => ({
           id: newId(),
+          project_id: DEFAULT_PROJECT_ID,
           name: `d${i}.example.com`,
           status: 'not_started',
           record_statuses: '{}',

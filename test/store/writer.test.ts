@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { DEFAULT_PROJECT_ID } from '../../src/store/projects.ts';
 import { closeContext, createContext, type Context } from '../../src/context.ts';
 import { readConfig } from '../../src/config.ts';
 import { isUniqueViolation, writeLockOf } from '../../src/store/db.ts';
 import { createTestDatabase, dialects, eventually, TEST_ENV, type TestDatabase } from '../support/harness.ts';
 
 const key = (i: number) => ({
+  project_id: DEFAULT_PROJECT_ID,
   id: `key-${i}`,
   name: `k${i}`,
   token_hash: `hash-${i}`,

@@ -56,8 +56,8 @@ export function apiKeyPages(app: App, ctx: Context): void {
   app.get('/api-keys', route, async (request, reply) => {
     const query = request.query as Query;
     const [keys, domains] = await Promise.all([
-      apiKeys.listApiKeys(ctx, readPage(query, PAGE_SIZE)),
-      listDomains(ctx, { limit: DOMAIN_CHOICES, after: undefined, before: undefined }),
+      apiKeys.listApiKeys(ctx, request.session!.projectId, readPage(query, PAGE_SIZE)),
+      listDomains(ctx, request.session!.projectId, { limit: DOMAIN_CHOICES, after: undefined, before: undefined }),
     ]);
     const domainNames = new Map(domains.data.map((d) => [d.id, d.name]));
     const content = html`<table class="list">
@@ -74,7 +74,7 @@ ${createForm(request, domains.data)}`;
   // Answered with the page itself, not a redirect: the token exists only in this response (no-store).
   app.post('/api-keys', route, async (request, reply) => {
     const form = request.body as Query;
-    const created = await apiKeys.createApiKey(ctx, { name: form.name, permission: form.permission, domain_id: form.domain_id || undefined });
+    const created = await apiKeys.createApiKey(ctx, request.session!.projectId, { name: form.name, permission: form.permission, domain_id: form.domain_id || undefined });
     const content = html`<p class="warning" role="alert"><strong>Copy this token now: it will not be shown again.</strong> Mailroom keeps only its hash.</p>
 <p class="secret"><code id="token">${created.token}</code> <button type="button" data-copy="${created.token}">Copy</button></p>
 <p>Use it as <code>Authorization: Bearer …</code>, or with the SDK: <code>new Resend(token, { baseUrl })</code>.</p>
@@ -85,7 +85,7 @@ ${createForm(request, domains.data)}`;
   // Deleting the key this session signed in with ends the session (it joins its key): the redirect then
   // lands on the sign-in page.
   app.post('/api-keys/:id/delete', route, async (request, reply) => {
-    await apiKeys.deleteApiKey(ctx, pathId(request, 'id', 'API key'));
+    await apiKeys.deleteApiKey(ctx, request.session!.projectId, pathId(request, 'id', 'API key'));
     return reply.redirect('/dashboard/api-keys?done=deleted', 303);
   });
 }

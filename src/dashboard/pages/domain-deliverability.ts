@@ -167,8 +167,8 @@ export function domainDeliverabilityPages(app: App, ctx: Context): void {
   app.get('/domains/:id/deliverability', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
     const csrfToken = request.session!.csrfToken;
-    const domain = await domains.getDomain(ctx, pathId(request, 'id', 'Domain'));
-    const report = await deliverability.lastDeliverability(ctx, domain.id);
+    const domain = await domains.getDomain(ctx, request.session!.projectId, pathId(request, 'id', 'Domain'));
+    const report = await deliverability.lastDeliverability(ctx, request.session!.projectId, domain.id);
     const start = new Date(ctx.clock.now() - (CHART_DAYS - 1) * DAY).toISOString().slice(0, 10);
     const rates = await emailMetrics(ctx, {
       domain_id: domain.id,
@@ -189,7 +189,7 @@ ${ratesSection(rates)}`;
 
   app.post('/domains/:id/deliverability', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Domain');
-    await deliverability.checkDeliverability(ctx, id);
+    await deliverability.checkDeliverability(ctx, request.session!.projectId, id);
     return reply.redirect(`/dashboard/domains/${id}/deliverability?done=checked`, 303);
   });
 

@@ -58,7 +58,7 @@ export function domainPages(app: App, ctx: Context): void {
   app.get('/domains', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Query;
     const csrfToken = request.session!.csrfToken;
-    const result = await domains.listDomains(ctx, readPage(query, PAGE_SIZE));
+    const result = await domains.listDomains(ctx, request.session!.projectId, readPage(query, PAGE_SIZE));
     const content = html`<form class="inline" method="post" action="/dashboard/domains">
 <input type="hidden" name="_csrf" value="${csrfToken}">
 <label>Domain name<input name="name" required placeholder="example.com" autocomplete="off"></label>
@@ -76,14 +76,14 @@ ${pager('/dashboard/domains', query, result)}`;
 
   app.post('/domains', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const form = request.body as Query;
-    const created = await domains.createDomain(ctx, { name: form.name ?? '', capabilities: form.receiving === 'enabled' ? { receiving: 'enabled' } : undefined });
+    const created = await domains.createDomain(ctx, request.session!.projectId, { name: form.name ?? '', capabilities: form.receiving === 'enabled' ? { receiving: 'enabled' } : undefined });
     return reply.redirect(`/dashboard/domains/${created.id}?done=created`, 303);
   });
 
   app.get('/domains/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Query;
     const csrfToken = request.session!.csrfToken;
-    const domain = await domains.getDomain(ctx, pathId(request, 'id', 'Domain'));
+    const domain = await domains.getDomain(ctx, request.session!.projectId, pathId(request, 'id', 'Domain'));
     const feedback = await lastFeedback(ctx, domain.name);
     const content = html`${pauseBanner(domain, csrfToken, 'domain')}<dl class="facts">
 <dt>Status</dt><dd>${status(domain.status)}</dd>
@@ -112,13 +112,13 @@ ${recordTable(domain.records)}</section>`;
   app.post('/domains/:id/resume', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Domain');
     const back = (request.body as Query).back;
-    await domains.updateDomain(ctx, id, { sending_paused: false });
+    await domains.updateDomain(ctx, request.session!.projectId, id, { sending_paused: false });
     return reply.redirect(afterResume(id, back), 303);
   });
 
   app.post('/domains/:id/verify', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Domain');
-    await domains.verifyDomain(ctx, id);
+    await domains.verifyDomain(ctx, request.session!.projectId, id);
     return reply.redirect(`/dashboard/domains/${id}?done=verifying`, 303);
   });
 }

@@ -6,6 +6,7 @@ import { AppError, invalidField, missingField, notFound } from '../../errors.ts'
 import { newId } from '../../time/ids.ts';
 import * as store from '../../store/api-keys.ts';
 import { findDomain } from '../../store/domains.ts';
+import { DEFAULT_PROJECT_ID } from '../../store/projects.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 
 export type Permission = 'full_access' | 'sending_access';
@@ -15,7 +16,7 @@ export function hashToken(token: string): string {
   return hash('sha256', token, 'hex');
 }
 
-function newToken(): string {
+export function newToken(): string {
   return `re_${randomBytes(30).toString('base64url')}`;
 }
 
@@ -37,9 +38,11 @@ function checkRateLimit(value: number | null | undefined): number | null {
 /** What creating a key needs: a process that serves nothing (`npm run keys`) has no more. */
 type KeyStore = Pick<Context, 'db' | 'clock'>;
 
-function keyRow(ctx: KeyStore, token: string, name: string, permission: Permission, domainId: string | null, rateLimit: number | null): store.ApiKeyRow {
+/** A new key's row in `project`, for its token. */
+export function keyRow(ctx: Pick<Context, 'clock'>, project: string, token: string, name: string, permission: Permission, domainId: string | null, rateLimit: number | null): store.ApiKeyRow {
   return {
     id: newId(),
+    project_id: project,
     name,
     token_hash: hashToken(token),
     permission,
@@ -51,9 +54,10 @@ function keyRow(ctx: KeyStore, token: string, name: string, permission: Permissi
   };
 }
 
-/** Creates a key and returns its token, the only time the token is ever shown. */
+/** Creates a key in `project` and returns its token, the only time the token is ever shown. */
 export async function createApiKey(
   ctx: KeyStore,
+  project: string,
   input: { name?: string; permission?: string; domain_id?: string; rate_limit?: number | null },
 ): Promise<{ id: string; token: string }> {
   const name = checkName(input.name);
@@ -64,9 +68,9 @@ export async function createApiKey(
   }
   // As in Resend, a domain restricts only a sending key.
   const domainId = permission === 'sending_access' ? (input.domain_id ?? null) : null;
-  if (domainId !== null && !(await findDomain(ctx.db, domainId))) throw invalidField('domain_id', 'no domain has this id.');
+  if (domainId !== null && !(await findDomain(ctx.db, project, domainId))) throw invalidField('domain_id', 'no domain has this id.');
   const token = newToken();
-  const row = keyRow(ctx, token, name, permission, domainId, rateLimit);
+  const row = keyRow(ctx, project, token, name, permission, domainId, rateLimit);
   await store.insertApiKey(ctx.db, row);
   return { id: row.id, token };
 }
@@ -79,7 +83,7 @@ export async function createApiKey(
 export async function seedConfiguredKey(ctx: Context): Promise<void> {
   const configured = ctx.config.apiKey;
   if (configured === undefined) return;
-  const row = { ...keyRow(ctx, configured, 'MAILROOM_API_KEY', 'full_access', null, null), configured: 1 };
+  const row = { ...keyRow(ctx, DEFAULT_PROJECT_ID, configured, 'MAILROOM_API_KEY', 'full_access', null, null), configured: 1 };
   const replaced = await ctx.writer.transaction((tx) => store.replaceConfiguredKey(tx, row));
   for (const id of replaced) ctx.apiKeys.forget(id);
 }
@@ -90,7 +94,7 @@ export async function seedConfiguredKey(ctx: Context): Promise<void> {
  */
 export async function createFirstKey(ctx: Context): Promise<string | undefined> {
   if (ctx.config.apiKey !== undefined || (await store.countApiKeys(ctx.db)) > 0) return undefined;
-  const { token } = await createApiKey(ctx, { name: 'Default', permission: 'full_access' });
+  const { token } = await createApiKey(ctx, DEFAULT_PROJECT_ID, { name: 'Default', permission: 'full_access' });
   return token;
 }
 
@@ -100,20 +104,20 @@ export async function seedApiKey(ctx: Context): Promise<string | undefined> {
   return createFirstKey(ctx);
 }
 
-export async function listApiKeys(ctx: Context, page: PageRequest) {
-  return store.listApiKeys(ctx.db, page);
+export async function listApiKeys(ctx: Context, project: string, page: PageRequest) {
+  return store.listApiKeys(ctx.db, project, page);
 }
 
 /** Renames a key, sets its rate (null: back to the default), or both; a new rate applies at once in this process. */
-export async function updateApiKey(ctx: Context, id: string, input: { name?: string; rate_limit?: number | null }): Promise<void> {
+export async function updateApiKey(ctx: Context, project: string, id: string, input: { name?: string; rate_limit?: number | null }): Promise<void> {
   const changes: store.ApiKeyChanges = {};
   if (input.name !== undefined || input.rate_limit === undefined) changes.name = checkName(input.name);
   if (input.rate_limit !== undefined) changes.rate_limit = checkRateLimit(input.rate_limit);
-  if (!(await store.updateApiKey(ctx.db, id, changes))) throw notFound('API key');
+  if (!(await store.updateApiKey(ctx.db, project, id, changes))) throw notFound('API key');
   if (changes.rate_limit !== undefined) ctx.apiKeys.forget(id);
 }
 
-export async function deleteApiKey(ctx: Context, id: string): Promise<void> {
-  if (!(await store.deleteApiKey(ctx.db, id))) throw notFound('API key');
+export async function deleteApiKey(ctx: Context, project: string, id: string): Promise<void> {
+  if (!(await store.deleteApiKey(ctx.db, project, id))) throw notFound('API key');
   ctx.apiKeys.forget(id);
 }

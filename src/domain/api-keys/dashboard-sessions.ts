@@ -15,6 +15,8 @@ export const SESSION_MS = 12 * 3600_000;
 export interface Session {
   id: string;
   apiKeyId: string;
+  /** The project of its key: every page shows this project's data only. */
+  projectId: string;
   /** What every change made in this session must carry. */
   csrfToken: string;
   expiresAt: number;
@@ -35,13 +37,13 @@ export async function signIn(ctx: Context, apiKey: string): Promise<{ token: str
     await insertSession(tx, row);
   });
   ctx.keyUsage.touch(key.id);
-  return { token, session: { id: row.id, apiKeyId: key.id, csrfToken: row.csrf_token, expiresAt: row.expires_at } };
+  return { token, session: { id: row.id, apiKeyId: key.id, projectId: key.project_id, csrfToken: row.csrf_token, expiresAt: row.expires_at } };
 }
 
 /** The live session of a cookie's token, if any (ended by sign-out, expiry, or its key's deletion). */
 export async function findSession(ctx: Context, token: string): Promise<Session | undefined> {
   const row = await findLiveSession(ctx.db, hashToken(token), ctx.clock.now());
-  return row && { id: row.id, apiKeyId: row.api_key_id, csrfToken: row.csrf_token, expiresAt: row.expires_at };
+  return row && { id: row.id, apiKeyId: row.api_key_id, projectId: row.project_id, csrfToken: row.csrf_token, expiresAt: row.expires_at };
 }
 
 export async function signOut(ctx: Context, token: string): Promise<void> {

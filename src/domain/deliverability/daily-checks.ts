@@ -1,7 +1,7 @@
 import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { findDomainsDue } from '../../store/domain-deliverability.ts';
-import { findDomain } from '../../store/domains.ts';
+import { findDomainById } from '../../store/domains.ts';
 import { enqueue, ensure } from '../../jobs/enqueue.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import { recordChecks, runChecks } from './deliverability.ts';
@@ -29,7 +29,7 @@ export async function runDailyChecks(ctx: Context, attempt: Attempt<'check-deliv
   for (;;) {
     const ids = await findDomainsDue(ctx.db, { before, after, limit: BATCH });
     for (const id of ids) {
-      const domain = await findDomain(ctx.db, id);
+      const domain = await findDomainById(ctx.db, id);
       if (!domain) continue;
       const result = await runChecks(ctx, domain, ctx.clock.now());
       // Taken over (its lock timed out) or deleted: the other run goes on alone.

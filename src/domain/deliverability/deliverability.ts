@@ -3,7 +3,7 @@ import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import type { Tx } from '../../store/db.ts';
 import { findDeliverability, saveDeliverability, type DeliverabilityRow } from '../../store/domain-deliverability.ts';
-import { findDomain, type DomainRow } from '../../store/domains.ts';
+import { findDomain, findDomainById, type DomainRow } from '../../store/domains.ts';
 import { logEvents } from '../events/event-log.ts';
 import { domainEvent } from '../sending-domains/domains.ts';
 import { checkAlignment, checkDkim, checkDmarc } from './auth-checks.ts';
@@ -65,7 +65,7 @@ export async function runChecks(ctx: Context, domain: DomainRow, now: number): P
  * last check's is a domain.updated event (the first check is none). False when the domain is gone.
  */
 export async function recordChecks(ctx: Context, tx: Tx, result: DeliverabilityRow): Promise<boolean> {
-  const domain = await findDomain(tx, result.domain_id);
+  const domain = await findDomainById(tx, result.domain_id);
   if (!domain) return false;
   // Locked: two checks of a domain at once tell one change once.
   const before = await findDeliverability(tx, result.domain_id, true);
@@ -88,8 +88,8 @@ const answer = (domain: DomainRow, row: DeliverabilityRow) => ({
 });
 
 /** POST /domains/:id/deliverability: every check now, kept, and answered. */
-export async function checkDeliverability(ctx: Context, id: string) {
-  const domain = await findDomain(ctx.db, id);
+export async function checkDeliverability(ctx: Context, project: string, id: string) {
+  const domain = await findDomain(ctx.db, project, id);
   if (!domain) throw notFound('Domain');
   const result = await runChecks(ctx, domain, ctx.clock.now());
   const kept = await ctx.writer.transaction((tx) => recordChecks(ctx, tx, result));
@@ -98,14 +98,14 @@ export async function checkDeliverability(ctx: Context, id: string) {
 }
 
 /** A domain's last check as the API answers it; null when never checked (the dashboard says so, and offers to check). */
-export async function lastDeliverability(ctx: Context, id: string) {
-  const domain = await findDomain(ctx.db, id);
+export async function lastDeliverability(ctx: Context, project: string, id: string) {
+  const domain = await findDomain(ctx.db, project, id);
   if (!domain) throw notFound('Domain');
   const last = await findDeliverability(ctx.db, id);
   return last ? answer(domain, last) : null;
 }
 
 /** GET /domains/:id/deliverability: the last check; a domain never checked is checked now. */
-export async function getDeliverability(ctx: Context, id: string) {
-  return (await lastDeliverability(ctx, id)) ?? checkDeliverability(ctx, id);
+export async function getDeliverability(ctx: Context, project: string, id: string) {
+  return (await lastDeliverability(ctx, project, id)) ?? checkDeliverability(ctx, project, id);
 }

@@ -1,6 +1,6 @@
 import type { Context } from '../../context.ts';
 import { FreshCache } from '../../store/fresh-cache.ts';
-import { findDomain, pauseSending, type DomainRow } from '../../store/domains.ts';
+import { findDomainById, pauseSending, type DomainRow } from '../../store/domains.ts';
 import { toTimestamp } from '../../time/clock.ts';
 import { logEvents } from '../events/event-log.ts';
 import { slotOf, SLOT_MS } from '../metrics/rollup.ts';
@@ -51,7 +51,7 @@ export async function marketingPause(ctx: Context, domain: DomainRow): Promise<S
   const since = toTimestamp(now);
   const row = await ctx.writer.transaction(async (tx) => {
     const first = await pauseSending(tx, domain.id, reason, since);
-    const after = await findDomain(tx, domain.id);
+    const after = await findDomainById(tx, domain.id);
     if (first && after) await logEvents(ctx, tx, [domainEvent(ctx, 'domain.updated', after)], since);
     if (first) ctx.writer.afterCommit(tx, () => ctx.log.warn({ domain: domain.name, reason }, 'marketing mail paused'));
     return after;

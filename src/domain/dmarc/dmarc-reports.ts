@@ -59,8 +59,8 @@ export async function getDmarcReport(ctx: Context, id: string) {
 }
 
 /** GET /domains/:id/dmarc: its sources over a period (the last 30 days by default), Mailroom's own told apart. */
-export async function summarizeDomain(ctx: Context, id: string, params: PeriodParams) {
-  const domain = await findDomain(ctx.db, id);
+export async function summarizeDomain(ctx: Context, project: string, id: string, params: PeriodParams) {
+  const domain = await findDomain(ctx.db, project, id);
   if (!domain) throw notFound('Domain');
   const now = ctx.clock.now();
   const { from, to } = periodOf(params, { now });

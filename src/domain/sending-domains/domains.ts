@@ -153,7 +153,8 @@ function trackingIdentity(settings: store.DomainSettings, at: string, before?: P
 const alreadyRegistered = (name: string) => new AppError('forbidden', `The ${name} domain has already been registered.`);
 
 /** POST /domains: checks the input, makes the domain's DKIM key, stores it with its records not_started. */
-export async function createDomain(ctx: Context, input: DomainInput) {
+/** POST /domains in `project`; a name is one project's at most, so another's is refused as registered. */
+export async function createDomain(ctx: Context, project: string, input: DomainInput) {
   if (input.name === undefined) throw missingField('name');
   const name = asciiDomain(input.name.trim());
   if (!name) throw invalidField('name', `${quoted(input.name)} is not a domain name such as example.com.`);
@@ -168,6 +169,7 @@ export async function createDomain(ctx: Context, input: DomainInput) {
   const key = await generateDkimKey(ctx.secret, id);
   const row: store.DomainRow = {
     id,
+    project_id: project,
     name,
     status: 'not_started',
     record_statuses: allRecords('not_started'),
@@ -207,19 +209,19 @@ export async function createDomain(ctx: Context, input: DomainInput) {
   return toDomain(ctx, row);
 }
 
-async function findOrThrow(ctx: Context, id: string): Promise<store.DomainRow> {
-  const row = await store.findDomain(ctx.db, id);
+async function findOrThrow(ctx: Context, project: string, id: string): Promise<store.DomainRow> {
+  const row = await store.findDomain(ctx.db, project, id);
   if (!row) throw notFound('Domain');
   return row;
 }
 
-export async function getDomain(ctx: Context, id: string) {
-  return { object: 'domain' as const, ...toDomain(ctx, await findOrThrow(ctx, id)) };
+export async function getDomain(ctx: Context, project: string, id: string) {
+  return { object: 'domain' as const, ...toDomain(ctx, await findOrThrow(ctx, project, id)) };
 }
 
 /** GET /domains: rows without records (an older endpoint: everything unless `limit` is given). */
-export async function listDomains(ctx: Context, page: PageRequest) {
-  const result = await store.listDomains(ctx.db, page);
+export async function listDomains(ctx: Context, project: string, page: PageRequest) {
+  const result = await store.listDomains(ctx.db, project, page);
   return mapPage(result, ({ sending, receiving, open_tracking, click_tracking, ...row }) => ({
     ...row,
     open_tracking: open_tracking === 1,
@@ -232,15 +234,15 @@ export async function listDomains(ctx: Context, page: PageRequest) {
  * PATCH /domains/:id. Switching a capability changes the records (the Receiving MX comes and goes
  * with receiving) and, on a domain being checked, looks the new ones up now (switchVerification).
  */
-export async function updateDomain(ctx: Context, id: string, input: DomainUpdate): Promise<void> {
+export async function updateDomain(ctx: Context, project: string, id: string, input: DomainUpdate): Promise<void> {
   const settings = settingsOf(input, ctx.clock.now());
-  if (input.dmarc_reports === undefined) return changeDomain(ctx, id, settings);
-  if (input.dmarc_reports === null) return changeDomain(ctx, id, { ...settings, dmarc_report_address: null });
+  if (input.dmarc_reports === undefined) return changeDomain(ctx, project, id, settings);
+  if (input.dmarc_reports === null) return changeDomain(ctx, project, id, { ...settings, dmarc_report_address: null });
   const address = normalizeAddress(input.dmarc_reports.address.trim())?.toLowerCase();
   if (!address) throw invalidField('dmarc_reports.address', `${quoted(input.dmarc_reports.address)} is not an email address such as dmarc@example.com.`);
   const host = await store.findDomainByName(ctx.db, domainOf(address));
-  await changeDomain(ctx, id, { ...settings, dmarc_report_address: address }, (before) => {
-    if (domainOf(address) !== before.name && host?.receiving !== 'enabled') {
+  await changeDomain(ctx, project, id, { ...settings, dmarc_report_address: address }, (before) => {
+    if (domainOf(address) !== before.name && (host?.receiving !== 'enabled' || host.project_id !== project)) {
       throw invalidField('dmarc_reports.address', `${address} must be at ${before.name} or at another of your domains that receives mail here.`);
     }
   });
@@ -250,10 +252,10 @@ export async function updateDomain(ctx: Context, id: string, input: DomainUpdate
  * Changes a domain's settings, with what that changes of its records and their checks, and its
  * domain.updated event; `check` may refuse the change, seeing the domain in the same transaction.
  */
-export async function changeDomain(ctx: Context, id: string, changes: store.DomainSettings, check?: (before: store.DomainRow) => void): Promise<void> {
+export async function changeDomain(ctx: Context, project: string, id: string, changes: store.DomainSettings, check?: (before: store.DomainRow) => void): Promise<void> {
   const now = ctx.clock.now();
   await ctx.writer.transaction(async (tx) => {
-    const before = await store.findDomain(tx, id);
+    const before = await store.findDomain(tx, project, id);
     if (!before) throw notFound('Domain');
     check?.(before);
     const settings = { ...changes, ...trackingIdentity(changes, toTimestamp(now), before) };
@@ -261,7 +263,7 @@ export async function changeDomain(ctx: Context, id: string, changes: store.Doma
     if (changes.sending_paused_at === null && before.sending_paused_at !== null) settings.sending_resumed_at = now;
     const after = { ...before, ...settings };
     checkCapabilities(after);
-    await store.updateDomain(tx, id, settings);
+    await store.updateDomain(tx, project, id, settings);
     const shown = new Set(domainRecords(before, ctx.config).map((r) => r.key));
     // A new tracking subdomain is a new record to look up, though of the same key.
     if (before.tracking_subdomain !== after.tracking_subdomain) shown.delete('tracking');
@@ -277,22 +279,22 @@ export async function changeDomain(ctx: Context, id: string, changes: store.Doma
 }
 
 /** DELETE /domains/:id: the domain, its key and its pending checks. */
-export async function deleteDomain(ctx: Context, id: string): Promise<void> {
+export async function deleteDomain(ctx: Context, project: string, id: string): Promise<void> {
   await ctx.writer.transaction(async (tx) => {
-    const row = await store.findDomain(tx, id);
+    const row = await store.findDomain(tx, project, id);
     if (!row) throw notFound('Domain');
     await cancel(tx, verifyJobKey(id));
-    await store.deleteDomain(tx, id);
+    await store.deleteDomain(tx, project, id);
     await logEvents(ctx, tx, [domainEvent(ctx, 'domain.deleted', row)], toTimestamp(ctx.clock.now()));
   });
   ctx.domains.clear();
 }
 
 /** POST /domains/:id/verify: the records are looked up by a job due now; it answers at once. */
-export async function verifyDomain(ctx: Context, id: string): Promise<void> {
+export async function verifyDomain(ctx: Context, project: string, id: string): Promise<void> {
   const now = ctx.clock.now();
   await ctx.writer.transaction(async (tx) => {
-    const row = await store.findDomain(tx, id);
+    const row = await store.findDomain(tx, project, id);
     if (!row) throw notFound('Domain');
     await store.setVerification(tx, id, restartVerification(row, now));
     await scheduleCheck(ctx, tx, id, now);

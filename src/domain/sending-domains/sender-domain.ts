@@ -1,7 +1,7 @@
 import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
 import type { ApiKeyRow } from '../../store/api-keys.ts';
-import { findDomain } from '../../store/domains.ts';
+import { findDomainById } from '../../store/domains.ts';
 import { domainOf } from '../recipients/addresses.ts';
 import { SENDABLE } from './domain-verification.ts';
 
@@ -17,7 +17,7 @@ export type SenderKey = Pick<ApiKeyRow, 'domain_id'> | null;
 export async function checkSenderDomain(ctx: Context, fromAddress: string, key: SenderKey): Promise<void> {
   const name = domainOf(fromAddress);
   if (key?.domain_id) {
-    const allowed = await findDomain(ctx.db, key.domain_id);
+    const allowed = await findDomainById(ctx.db, key.domain_id);
     if (allowed?.name !== name) {
       throw new AppError('forbidden', `This API key can only send from ${allowed ? `the ${allowed.name} domain` : 'a domain that has been deleted'}.`);
     }

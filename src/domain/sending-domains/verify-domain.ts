@@ -1,7 +1,7 @@
 import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { backoffMs, done, type Attempt, type TaskResult } from '../../jobs/task.ts';
-import { findDomain, recordStatusesText, setVerification, type DomainRow } from '../../store/domains.ts';
+import { findDomainById, recordStatusesText, setVerification, type DomainRow } from '../../store/domains.ts';
 import { logEvents } from '../events/event-log.ts';
 import { domainRecords } from './domain-records.ts';
 import { assessVerification, findPublishedRecords, RECHECK_VERIFIED_MS, scheduleCheck } from './domain-verification.ts';
@@ -16,7 +16,7 @@ const switched = (domain: DomainRow, current: DomainRow | undefined) => current?
  */
 export async function verifyDomain(ctx: Context, attempt: Attempt<'verify-domain'>): Promise<TaskResult> {
   const { domain_id: domainId } = attempt.payload;
-  const domain = await findDomain(ctx.db, domainId);
+  const domain = await findDomainById(ctx.db, domainId);
   if (!domain) return done();
 
   const records = domainRecords(domain, ctx.config);
@@ -25,11 +25,11 @@ export async function verifyDomain(ctx: Context, attempt: Attempt<'verify-domain
   const { verification, next } = assessVerification(domain, records, found, now);
   // A capability switched during the lookups changed the records (and the check it scheduled left this
   // running one alone): look again at once, with the new ones.
-  if (switched(domain, await findDomain(ctx.db, domainId))) return { ending: { end: 'retry', error: 'capabilities switched during the check', at: now } };
+  if (switched(domain, await findDomainById(ctx.db, domainId))) return { ending: { end: 'retry', error: 'capabilities switched during the check', at: now } };
   const write = async (tx: Parameters<NonNullable<TaskResult['write']>>[0]) => {
     ctx.writer.afterCommit(tx, () => ctx.domains.clear());
     // Switched since: a fresh check looks again.
-    if (switched(domain, await findDomain(tx, domainId))) return scheduleCheck(ctx, tx, domainId, now);
+    if (switched(domain, await findDomainById(tx, domainId))) return scheduleCheck(ctx, tx, domainId, now);
     await setVerification(tx, domainId, verification);
     // An application hears of a change of status, not of each check.
     if (verification.status !== domain.status) {

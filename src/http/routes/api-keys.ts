@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as apiKeys from '../../domain/api-keys/api-keys.ts';
+import { projectOf } from '../auth.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas/common.ts';
 
@@ -33,7 +34,7 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
       },
     },
     async (request, reply) => {
-      const key = await apiKeys.createApiKey(ctx, request.body);
+      const key = await apiKeys.createApiKey(ctx, projectOf(request), request.body);
       return reply.status(201).send({ object: 'api_key' as const, ...key });
     },
   );
@@ -41,7 +42,7 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
   app.get(
     '/api-keys',
     { schema: { summary: 'List API keys', querystring: PageQuery, response: { 200: listOfSchema(ApiKeyListItem) } } },
-    async (request, reply) => replyList(reply, await apiKeys.listApiKeys(ctx, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await apiKeys.listApiKeys(ctx, projectOf(request), parsePage(request.query, { everything: true }))),
   );
 
   app.patch(
@@ -55,7 +56,7 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => {
-      await apiKeys.updateApiKey(ctx, request.params.id, request.body);
+      await apiKeys.updateApiKey(ctx, projectOf(request), request.params.id, request.body);
       return { object: 'api_key' as const, id: request.params.id };
     },
   );
@@ -64,7 +65,7 @@ export function apiKeyRoutes(app: App, ctx: Context): void {
     `/api-keys/:id${UUID}`,
     { schema: { summary: 'Delete an API key', params: IdParams, response: { 200: deleted('api_key') } } },
     async (request) => {
-      await apiKeys.deleteApiKey(ctx, request.params.id);
+      await apiKeys.deleteApiKey(ctx, projectOf(request), request.params.id);
       return { object: 'api_key' as const, id: request.params.id, deleted: true };
     },
   );

@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as dmarc from '../../domain/dmarc/dmarc-reports.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas/common.ts';
 
 // Mailroom's own: the DMARC aggregate reports read from mail, and a domain's sources (docs/reports.md).
@@ -103,6 +104,6 @@ export function dmarcReportRoutes(app: App, ctx: Context): void {
         response: { 200: Summary },
       },
     },
-    async (request) => dmarc.summarizeDomain(ctx, request.params.id, request.query),
+    async (request) => dmarc.summarizeDomain(ctx, projectOf(request), request.params.id, request.query),
   );
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as deliverability from '../../domain/deliverability/deliverability.ts';
+import { projectOf } from '../auth.ts';
 import { IdParams, UUID } from '../schemas/common.ts';
 
 // Mailroom's own: why a domain's mail would land in spam, and how to fix it (docs/deliverability.md).
@@ -31,12 +32,12 @@ export function domainDeliverabilityRoutes(app: App, ctx: Context): void {
   app.get(
     path,
     { schema: { summary: "A domain's last deliverability check, each check with its fix (checked now if never checked)", params: IdParams, response: { 200: Deliverability } } },
-    async (request) => deliverability.getDeliverability(ctx, request.params.id),
+    async (request) => deliverability.getDeliverability(ctx, projectOf(request), request.params.id),
   );
 
   app.post(
     path,
     { schema: { summary: "Check a domain's deliverability now: DNS records, reverse DNS, blocklists and its last 7 days' rates", params: IdParams, response: { 200: Deliverability } } },
-    async (request) => deliverability.checkDeliverability(ctx, request.params.id),
+    async (request) => deliverability.checkDeliverability(ctx, projectOf(request), request.params.id),
   );
 }

@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as domains from '../../domain/sending-domains/domains.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas/common.ts';
 
 const Capabilities = Type.Object({
@@ -108,13 +109,13 @@ export function domainRoutes(app: App, ctx: Context): void {
         response: { 201: DomainBody },
       },
     },
-    async (request, reply) => reply.status(201).send(await domains.createDomain(ctx, request.body)),
+    async (request, reply) => reply.status(201).send(await domains.createDomain(ctx, projectOf(request), request.body)),
   );
 
   app.get(
     '/domains',
     { schema: { summary: 'List domains', querystring: PageQuery, response: { 200: listOfSchema(DomainListItem) } } },
-    async (request, reply) => replyList(reply, await domains.listDomains(ctx, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await domains.listDomains(ctx, projectOf(request), parsePage(request.query, { everything: true }))),
   );
 
   app.get(
@@ -126,7 +127,7 @@ export function domainRoutes(app: App, ctx: Context): void {
         response: { 200: Type.Object({ object: Type.Literal('domain'), ...DomainBody.properties }) },
       },
     },
-    async (request) => domains.getDomain(ctx, request.params.id),
+    async (request) => domains.getDomain(ctx, projectOf(request), request.params.id),
   );
 
   app.patch(
@@ -135,7 +136,7 @@ export function domainRoutes(app: App, ctx: Context): void {
       schema: { summary: 'Update a domain', params: IdParams, body: Type.Object(Update), response: { 200: objectId('domain') } },
     },
     async (request) => {
-      await domains.updateDomain(ctx, request.params.id, request.body);
+      await domains.updateDomain(ctx, projectOf(request), request.params.id, request.body);
       return { object: 'domain' as const, id: request.params.id };
     },
   );
@@ -144,7 +145,7 @@ export function domainRoutes(app: App, ctx: Context): void {
     `/domains/:id${UUID}`,
     { schema: { summary: 'Delete a domain and its DKIM key', params: IdParams, response: { 200: deleted('domain') } } },
     async (request) => {
-      await domains.deleteDomain(ctx, request.params.id);
+      await domains.deleteDomain(ctx, projectOf(request), request.params.id);
       return { object: 'domain' as const, id: request.params.id, deleted: true };
     },
   );
@@ -159,7 +160,7 @@ export function domainRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => {
-      await domains.verifyDomain(ctx, request.params.id);
+      await domains.verifyDomain(ctx, projectOf(request), request.params.id);
       return { object: 'domain' as const, id: request.params.id };
     },
   );

@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as tracking from '../../domain/sending-domains/tracking-domains.ts';
 import { listOf } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas/common.ts';
 
 // Resend's tracking domains: a domain's tracking subdomain, the origin of its tracked links once its
@@ -31,19 +32,19 @@ export function trackingDomainRoutes(app: App, ctx: Context): void {
   app.post(
     path,
     { schema: { summary: "Set a domain's tracking subdomain (one per domain)", params: IdParams, body: SubdomainBody(true), response: { 201: TrackingDomain } } },
-    async (request, reply) => reply.status(201).send(await tracking.createTrackingDomain(ctx, request.params.id, request.body)),
+    async (request, reply) => reply.status(201).send(await tracking.createTrackingDomain(ctx, projectOf(request), request.params.id, request.body)),
   );
 
   app.get(
     path,
     { schema: { summary: "List a domain's tracking domains: its one, or none", params: IdParams, response: { 200: listOfSchema(TrackingDomain) } } },
-    async (request) => listOf(await tracking.listTrackingDomains(ctx, request.params.id)),
+    async (request) => listOf(await tracking.listTrackingDomains(ctx, projectOf(request), request.params.id)),
   );
 
   app.get(
     one,
     { schema: { summary: 'Retrieve a tracking domain with its CNAME record and status', params: TrackingParams, response: { 200: TrackingDomain } } },
-    async (request) => tracking.getTrackingDomain(ctx, request.params.id, request.params.tracking_id),
+    async (request) => tracking.getTrackingDomain(ctx, projectOf(request), request.params.id, request.params.tracking_id),
   );
 
   app.patch(
@@ -56,18 +57,18 @@ export function trackingDomainRoutes(app: App, ctx: Context): void {
         response: { 200: TrackingDomain },
       },
     },
-    async (request) => tracking.updateTrackingDomain(ctx, request.params.id, request.params.tracking_id, request.body),
+    async (request) => tracking.updateTrackingDomain(ctx, projectOf(request), request.params.id, request.params.tracking_id, request.body),
   );
 
   app.delete(
     one,
     { schema: { summary: 'Remove the tracking subdomain: new mail is tracked at MAILROOM_PUBLIC_URL', params: TrackingParams, response: { 200: deleted('tracking_domain') } } },
-    async (request) => tracking.deleteTrackingDomain(ctx, request.params.id, request.params.tracking_id),
+    async (request) => tracking.deleteTrackingDomain(ctx, projectOf(request), request.params.id, request.params.tracking_id),
   );
 
   app.post(
     `${one}/verify`,
     { schema: { summary: "Look the domain's records up now, this CNAME among them", params: TrackingParams, response: { 200: objectId('tracking_domain') } } },
-    async (request) => tracking.verifyTrackingDomain(ctx, request.params.id, request.params.tracking_id),
+    async (request) => tracking.verifyTrackingDomain(ctx, projectOf(request), request.params.id, request.params.tracking_id),
   );
 }

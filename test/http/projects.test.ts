@@ -1,0 +1,123 @@
+// Projects (docs/projects.md): the admin key manages them, and two projects see nothing of each other:
+// what one owns is not listed, read (404, as a missing id), changed or counted through the other's key.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Resend } from 'resend';
+import { dialects, eventually, rowCount, startApp, type TestApp } from '../support/harness.ts';
+
+const ADMIN_KEY = 're_admin_0123456789abcdefghijklmnopqrstuvwxyz';
+const MISSING_ID = '0192e3a4-1111-7000-8000-000000000000';
+
+for (const dialect of dialects) {
+  describe(`projects (${dialect})`, () => {
+    let t: TestApp;
+    /** Project A is the install's default project (the harness's key); B is made by the admin. */
+    let a: Resend;
+    let b: Resend;
+    let bId: string;
+    let bKeyId: string;
+    const admin = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${t.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+
+    before(async () => {
+      t = await startApp(dialect, { env: { MAILROOM_ADMIN_KEY: ADMIN_KEY } });
+      a = t.resend;
+      const created = await admin('POST', '/projects', { name: 'Client B', daily_quota: 1000, smtp_url: 'smtps://user:secret@smtp.example.com:465' });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.deepEqual(Object.keys(created.body).sort(), ['api_key', 'id', 'name', 'object']);
+      assert.equal(created.body.object, 'project');
+      bId = created.body.id;
+      bKeyId = created.body.api_key.id;
+      b = new Resend(created.body.api_key.token, { baseUrl: t.url });
+    });
+    after(() => t.close());
+
+    it('lists, reads and changes projects for the admin key, never showing a relay URL', async () => {
+      const list = await admin('GET', '/projects');
+      assert.equal(list.status, 200);
+      assert.deepEqual(list.body.data.map((project: any) => project.name).sort(), ['Client B', 'default']);
+      const one = await admin('GET', `/projects/${bId}`);
+      assert.equal(one.body.daily_quota, 1000);
+      assert.equal(one.body.has_smtp_url, true);
+      assert.ok(!JSON.stringify(list.body).includes('secret') && !('smtp_url' in one.body));
+      const stored = await t.ctx.db.selectFrom('projects').select('smtp_url').where('id', '=', bId).executeTakeFirstOrThrow();
+      assert.ok(stored.smtp_url && !stored.smtp_url.includes('secret'), 'the relay URL is sealed at rest');
+      assert.equal((await admin('PATCH', `/projects/${bId}`, { name: 'Client B2', monthly_quota: 20000, smtp_url: null })).status, 200);
+      const changed = await admin('GET', `/projects/${bId}`);
+      assert.deepEqual([changed.body.name, changed.body.monthly_quota, changed.body.has_smtp_url], ['Client B2', 20000, false]);
+      assert.equal((await admin('GET', `/projects/${MISSING_ID}`)).status, 404);
+      const bad = await admin('POST', '/projects', { name: 'x', smtp_url: 'http://example.com' });
+      assert.deepEqual([bad.status, bad.body.name], [422, 'validation_error']);
+      assert.match(bad.body.message, /smtp_url/);
+    });
+
+    it('refuses the admin key every project route, and a project key the projects', async () => {
+      const adminAsProject = new Resend(ADMIN_KEY, { baseUrl: t.url });
+      const emails = await adminAsProject.emails.list();
+      assert.deepEqual([emails.error?.statusCode, emails.error?.name], [401, 'restricted_api_key']);
+      for (const key of [t.token, (await b.apiKeys.create({ name: 'second' })).data!.token]) {
+        const response = await fetch(`${t.url}/projects`, { headers: { authorization: `Bearer ${key}` } });
+        const body = (await response.json()) as any;
+        assert.deepEqual([response.status, body.name], [401, 'restricted_api_key']);
+      }
+    });
+
+    it('keeps API keys apart: not listed, renamed or deleted through the other project', async () => {
+      const aKeys = (await a.apiKeys.list()).data!.data.map((key) => key.id);
+      const bKeys = (await b.apiKeys.list()).data!.data.map((key) => key.id);
+      assert.ok(bKeys.includes(bKeyId) && !aKeys.includes(bKeyId));
+      assert.ok(aKeys.length > 0 && aKeys.every((id) => !bKeys.includes(id)));
+      const missing = await b.apiKeys.remove(MISSING_ID);
+      const foreign = await b.apiKeys.remove(aKeys[0]!);
+      assert.deepEqual([foreign.error?.statusCode, foreign.error?.name, foreign.error?.message], [missing.error?.statusCode, missing.error?.name, missing.error?.message]);
+      assert.equal(foreign.error?.statusCode, 404);
+      const renamed = await t.fetch(`/api-keys/${bKeyId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{"name":"taken"}' });
+      assert.equal(renamed.status, 404);
+      assert.ok((await a.apiKeys.list()).data!.data.some((key) => key.id === aKeys[0]), 'A’s key is still there');
+    });
+
+    it('keeps domains apart: not listed, read, changed, verified, deleted, nor bound to a key of the other', async () => {
+      const domain = (await a.domains.create({ name: 'a-project.example' })).data!;
+      assert.ok(domain.id);
+      assert.deepEqual((await b.domains.list()).data!.data, []);
+      const missing = await b.domains.get(MISSING_ID);
+      const foreign = await b.domains.get(domain.id);
+      assert.deepEqual(foreign.error, missing.error);
+      assert.equal(foreign.error?.statusCode, 404);
+      assert.equal((await b.domains.update({ id: domain.id, openTracking: true })).error?.statusCode, 404);
+      assert.equal((await b.domains.verify(domain.id)).error?.statusCode, 404);
+      assert.equal((await b.domains.remove(domain.id)).error?.statusCode, 404);
+      const deliverability = await fetch(`${t.url}/domains/${domain.id}/deliverability`, { headers: { authorization: `Bearer ${(b as any).key}` } });
+      assert.equal(deliverability.status, 404);
+      const bound = await b.apiKeys.create({ name: 'bound', permission: 'sending_access', domain_id: domain.id });
+      assert.deepEqual([bound.error?.statusCode, bound.error?.name], [422, 'validation_error']);
+      // A name is one project's at most: mail received for it must land in one place.
+      const again = await b.domains.create({ name: 'a-project.example' });
+      assert.equal(again.error?.statusCode, 403);
+      const still = (await a.domains.get(domain.id)).data!;
+      assert.equal(still.open_tracking, false);
+    });
+
+    it('refuses to delete a project with keys or domains, and with force removes it all in the background', async () => {
+      await b.domains.create({ name: 'b-project.example' });
+      const refused = await admin('DELETE', `/projects/${bId}`);
+      assert.deepEqual([refused.status, refused.body.name], [409, 'project_not_empty']);
+      assert.match(refused.body.message, /1 domains and 2 API keys.*force=true/);
+      assert.equal((await b.domains.list()).data!.data.length, 1, 'nothing removed');
+      const before = await rowCount(t, 'domains');
+      const forced = await admin('DELETE', `/projects/${bId}?force=true`);
+      assert.deepEqual(forced.body, { object: 'project', id: bId, deleted: true });
+      assert.equal((await b.domains.list()).error?.statusCode, 403, 'its keys stop at once');
+      await eventually(async () => (await rowCount(t, 'domains')) === before - 1);
+      assert.equal((await a.domains.list()).data!.data.length, 1, 'A keeps its domain');
+      assert.equal((await admin('GET', `/projects/${bId}`)).status, 404);
+      assert.equal((await admin('DELETE', `/projects/${bId}`)).status, 404);
+    });
+  });
+}
