@@ -10,6 +10,7 @@ import type { EmailRow } from '../src/store/emails.ts';
 import { postEmails, type Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 import { emailPayload } from './payload.ts';
+import { DEFAULT_PROJECT_ID } from '../src/store/projects.ts';
 import { startSink, waitForCount, type Sink } from './sink.ts';
 
 const SIGNED_FROM = 'Acme <orders@signed.example.com>';
@@ -54,6 +55,7 @@ function emailRow(i: number, from: string): EmailRow {
   const id = newId();
   return {
     id,
+    project_id: DEFAULT_PROJECT_ID,
     from: p.from,
     to: p.to,
     cc: [],

@@ -18,6 +18,7 @@ import { insertRows } from '../src/store/insert-rows.ts';
 import type { EmailEventTable, EmailTable } from '../src/store/schema.ts';
 import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
+import { DEFAULT_PROJECT_ID } from '../src/store/projects.ts';
 import { postgresSchema } from '../test/support/postgres-schema.ts';
 
 const DAYS = 30;
@@ -73,7 +74,7 @@ export async function seed(ctx: Context, n: number): Promise<number> {
       const broadcast = j % 5 === 0 ? BROADCASTS[j % BROADCASTS.length]! : null;
       const recipient = `user${j}@example.com`;
       emails.push({
-        id, from: `News <news@${domain}>`, to: JSON.stringify([recipient]), cc: '[]', bcc: '[]', reply_to: '[]', subject: 'Hello', headers: null, tags: null,
+        id, project_id: DEFAULT_PROJECT_ID, from: `News <news@${domain}>`, to: JSON.stringify([recipient]), cc: '[]', bcc: '[]', reply_to: '[]', subject: 'Hello', headers: null, tags: null,
         message_id: `<${id}@${domain}>`, scheduled_at: null, last_event: 'delivered', created_at: toTimestamp(createdAt), template_id: null, topic_id: null,
         broadcast_id: broadcast, personalization: null, body_removed_at: null, waiting_reason: null, waiting_domain: null,
       });

@@ -107,12 +107,26 @@ const emailsById = batchedRead(async (db, ids: string[]) => {
   return new Map(rows.map((row) => [row.id, fromTable(row)]));
 });
 
-export async function findEmail(db: Db | Tx, id: string): Promise<EmailRow | undefined> {
+/** The email of that id in any project: for work that holds the id from its own row, job or token (delivery, bounces, tracking). */
+export async function findEmailById(db: Db | Tx, id: string): Promise<EmailRow | undefined> {
   return (await emailsById(db, [id])).get(id);
 }
 
-/** Where an email stands, without its content. */
-export async function findEmailStatus(db: Db | Tx, id: string): Promise<Pick<EmailTable, 'id' | 'last_event' | 'topic_id' | 'broadcast_id' | 'body_removed_at'> | undefined> {
+/** The project's email of that id; another project's is none. Checked on the row, so that reads by key still share a statement. */
+export async function findEmail(db: Db | Tx, project: string, id: string): Promise<EmailRow | undefined> {
+  const row = await findEmailById(db, id);
+  return row?.project_id === project ? row : undefined;
+}
+
+export type EmailStatus = Pick<EmailTable, 'id' | 'last_event' | 'topic_id' | 'broadcast_id' | 'body_removed_at'>;
+
+/** Where the project's email stands, without its content; another project's is none. */
+export async function findEmailStatus(db: Db | Tx, project: string, id: string): Promise<EmailStatus | undefined> {
+  return db.selectFrom('emails').select(['id', 'last_event', 'topic_id', 'broadcast_id', 'body_removed_at']).where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
+}
+
+/** Where an email stands, in any project: for a download link, which is its own credential. */
+export async function findEmailStatusById(db: Db | Tx, id: string): Promise<EmailStatus | undefined> {
   return db.selectFrom('emails').select(['id', 'last_event', 'topic_id', 'broadcast_id', 'body_removed_at']).where('id', '=', id).executeTakeFirst();
 }
 
@@ -133,9 +147,9 @@ export interface EmailFilter {
   broadcast_id?: string;
 }
 
-export async function listEmails(db: Db, page: PageRequest, filter: EmailFilter = {}) {
+export async function listEmails(db: Db, project: string, page: PageRequest, filter: EmailFilter = {}) {
   const columns = ['id', 'to', 'from', 'created_at', 'subject', 'bcc', 'cc', 'reply_to', 'last_event', 'scheduled_at', 'broadcast_id', 'message_id'] as const;
-  let query = db.selectFrom('emails').select(columns);
+  let query = db.selectFrom('emails').select(columns).where('project_id', '=', project);
   if (filter.status) query = query.where('last_event', '=', filter.status);
   if (filter.broadcast_id) query = query.where('broadcast_id', '=', filter.broadcast_id);
   if (filter.subject) query = query.where(sql<boolean>`lower(subject) like ${contains(filter.subject.toLowerCase())} escape '\\'`);

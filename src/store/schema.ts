@@ -48,6 +48,8 @@ export interface ThrottleSlowdownTable {
 
 export interface EmailTable {
   id: string;
+  /** The project the row belongs to (docs/projects.md). */
+  project_id: string;
   from: string;
   to: string;
   cc: string;

@@ -97,15 +97,15 @@ for (const dialect of dialects) {
       // Two days ago: one delivered and one complaint.
       t.advance(-2 * DAY);
       const early = (await t.resend.emails.send({ from: 'ops@busy.test', to: ['delivered@resend.dev', 'complained@resend.dev'], subject: 'a', text: 'a' })).data!.id;
-      await eventually(async () => (await emails.findEmail(t.ctx.db, early))?.last_event === 'complained' || undefined, 30_000);
+      await eventually(async () => (await emails.findEmailById(t.ctx.db, early))?.last_event === 'complained' || undefined, 30_000);
       t.advance(2 * DAY);
       // Today: 20 bounces, enough to trip the guard when a broadcast goes out.
       const bounces = Array.from({ length: 20 }, (_, i) => `bounced+${i}@resend.dev`);
       const late = (await t.resend.emails.send({ from: 'ops@busy.test', to: bounces, subject: 'b', text: 'b' })).data!.id;
-      await eventually(async () => (await emails.findEmail(t.ctx.db, late))?.last_event === 'bounced' || undefined, 30_000);
+      await eventually(async () => (await emails.findEmailById(t.ctx.db, late))?.last_event === 'bounced' || undefined, 30_000);
       // Another domain's mail is not this one's.
       const other = (await t.resend.emails.send({ from: 'ops@other.test', to: 'bounced@resend.dev', subject: 'c', text: 'c' })).data!.id;
-      await eventually(async () => (await emails.findEmail(t.ctx.db, other))?.last_event === 'bounced' || undefined, 30_000);
+      await eventually(async () => (await emails.findEmailById(t.ctx.db, other))?.last_event === 'bounced' || undefined, 30_000);
       const segment = (await t.resend.segments.create({ name: 'Readers' })).data!.id;
       await t.resend.contacts.create({ email: 'delivered+reader@resend.dev', segments: [{ id: segment }] });
       await t.resend.broadcasts.create({ segmentId: segment, from: 'news@busy.test', subject: 'News', text: 'Hello', send: true } as never);

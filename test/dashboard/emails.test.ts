@@ -83,10 +83,10 @@ for (const dialect of dialects) {
     it("shows opens and clicks on the timeline: a click's link as text, escaped, and bots marked as such", async () => {
       const { data } = await t.resend.emails.send({ from: 'a@example.com', to: 'reader@example.org', subject: 'Engaging', html: '<p>x</p>' });
       const id = data!.id;
-      await eventually(async () => (await emails.findEmail(t.ctx.db, id))?.last_event === 'delivered');
+      await eventually(async () => (await emails.findEmailById(t.ctx.db, id))?.last_event === 'delivered');
       const link = 'https://shop.example/?q=<img src=x onerror=alert(1)>&a=1#top';
       const record = async (engagement: Engagement) => {
-        const email = (await emails.findEmail(t.ctx.db, id))!;
+        const email = (await emails.findEmailById(t.ctx.db, id))!;
         await t.ctx.writer.transaction((tx) => recordEngagement(t.ctx, tx, email, engagement, toTimestamp(t.clock.now())));
       };
       await record({ type: 'clicked', recipient: 'reader@example.org', link, bot: 'HEAD request' });

@@ -26,7 +26,7 @@ for (const dialect of dialects) {
       t.advance(2 * DAY);
       const second = (await t.resend.emails.send({ from: 'news@acme.test', to: 'delivered@resend.dev', subject: 'b', html: '<p>b</p>' })).data!.id;
       await eventually(async () => (await emails.listEvents(t.ctx.db, second)).length === 2);
-      const email = (await emails.findEmail(t.ctx.db, second))!;
+      const email = (await emails.findEmailById(t.ctx.db, second))!;
       for (const type of ['opened', 'opened', 'clicked'] as const) {
         await t.ctx.writer.transaction((tx) => recordEngagement(t.ctx, tx, email, { type, recipient: 'delivered@resend.dev', link: 'https://acme.test' }, toTimestamp(t.clock.now())));
       }

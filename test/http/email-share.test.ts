@@ -214,11 +214,11 @@ for (const dialect of dialects) {
 
     it('says so when retention removed the body, as the dashboard does', async () => {
       const { data: email } = await t.resend.emails.send({ from: 'hello@example.com', to: 'old@example.org', subject: 'An old one', html: '<p>gone</p>', text: 'gone soon' });
-      await eventually(async () => (await emails.findEmailStatus(t.ctx.db, email!.id))?.last_event === 'delivered');
+      await eventually(async () => (await emails.findEmailStatusById(t.ctx.db, email!.id))?.last_event === 'delivered');
       // The retention step as it runs 31 days on, without moving the clock (which would expire the other tests' links).
       await eventually(async () => {
         await t.ctx.writer.transaction((tx) => RETENTION_STEPS.emails!(t.ctx, tx, t.clock.now() + 31 * DAY));
-        return (await emails.findEmailStatus(t.ctx.db, email!.id))?.body_removed_at;
+        return (await emails.findEmailStatusById(t.ctx.db, email!.id))?.body_removed_at;
       });
       const { data } = await t.resend.emails.share(email!.id);
       const page = await open(t, data!.url);

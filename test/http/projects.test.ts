@@ -104,6 +104,39 @@ for (const dialect of dialects) {
       assert.equal(still.open_tracking, false);
     });
 
+    it('keeps emails apart: sent, batched, listed, read, changed, cancelled, raw, attachments and shares', async () => {
+      const sent = (await a.emails.send({ from: 'hello@example.com', to: 'x@example.org', subject: 'A only', html: '<p>a</p>', attachments: [{ filename: 'a.txt', content: Buffer.from('a') }] })).data!;
+      const scheduled = (await a.emails.send({ from: 'hello@example.com', to: 'y@example.org', subject: 'A later', text: 'later', scheduledAt: 'in 1 hour' })).data!;
+      const batch = (await b.batch.send([{ from: 'hello@example.com', to: 'z@example.org', subject: 'B only', text: 'b' }])).data!;
+      const bIds = batch.data.map((email) => email.id);
+      const aList = (await a.emails.list()).data!.data.map((email) => email.id);
+      const bList = (await b.emails.list()).data!.data.map((email) => email.id);
+      assert.ok(aList.includes(sent.id) && aList.includes(scheduled.id) && !aList.includes(bIds[0]!));
+      assert.deepEqual(bList, bIds);
+      const missing = await b.emails.get(MISSING_ID);
+      const foreign = await b.emails.get(sent.id);
+      assert.deepEqual(foreign.error, missing.error);
+      assert.equal(foreign.error?.statusCode, 404);
+      assert.equal((await b.emails.update({ id: scheduled.id, scheduledAt: 'in 2 hours' })).error?.statusCode, 404);
+      assert.equal((await b.emails.cancel(scheduled.id)).error?.statusCode, 404);
+      const bToken = (b as any).key as string;
+      for (const [method, path] of [['GET', `/emails/${sent.id}/raw`], ['GET', `/emails/${sent.id}/events`], ['GET', `/emails/${sent.id}/attachments`], ['POST', `/emails/${sent.id}/share`]] as const) {
+        const response = await fetch(`${t.url}${path}`, { method, headers: { authorization: `Bearer ${bToken}`, 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+        assert.equal(response.status, 404, `${method} ${path}`);
+      }
+      assert.equal((await a.emails.get(scheduled.id)).data?.last_event, 'scheduled', 'A’s email is unchanged');
+      assert.equal((await a.emails.get(bIds[0]!)).error?.statusCode, 404);
+      assert.equal((await a.emails.cancel(scheduled.id)).error, null);
+    });
+
+    it('refuses a sender domain of another project', async () => {
+      await a.domains.create({ name: 'a-sender.example' });
+      const refused = await b.emails.send({ from: 'news@a-sender.example', to: 'x@example.org', subject: 'not mine', text: 'x' });
+      assert.deepEqual([refused.error?.statusCode, refused.error?.name], [403, 'validation_error']);
+      assert.match(refused.error!.message, /not one of this project's domains/);
+      assert.ok((await a.emails.send({ from: 'news@a-sender.example', to: 'x@example.org', subject: 'mine', text: 'x' })).data?.id);
+    });
+
     it('refuses to delete a project with keys or domains, and with force removes it all in the background', async () => {
       await b.domains.create({ name: 'b-project.example' });
       const refused = await admin('DELETE', `/projects/${bId}`);
@@ -115,7 +148,7 @@ for (const dialect of dialects) {
       assert.deepEqual(forced.body, { object: 'project', id: bId, deleted: true });
       assert.equal((await b.domains.list()).error?.statusCode, 403, 'its keys stop at once');
       await eventually(async () => (await rowCount(t, 'domains')) === before - 1);
-      assert.equal((await a.domains.list()).data!.data.length, 1, 'A keeps its domain');
+      assert.equal((await a.domains.list()).data!.data.length, 2, 'A keeps its domains');
       assert.equal((await admin('GET', `/projects/${bId}`)).status, 404);
       assert.equal((await admin('DELETE', `/projects/${bId}`)).status, 404);
     });

@@ -30,6 +30,7 @@ function emailWithAttachment(id: string, content: Buffer) {
     emails: [
       {
         id,
+        project_id: DEFAULT_PROJECT_ID,
         from: 'a@example.com',
         to: '["b@example.com"]',
         cc: '[]',

@@ -67,7 +67,7 @@ export function emailPages(app: App, ctx: Context): void {
 
   async function list(request: FastifyRequest) {
     const query = request.query as Query;
-    const result = await emails.listEmails(ctx, readPage(query, PAGE_SIZE), filterOf(query));
+    const result = await emails.listEmails(ctx, request.session!.projectId, readPage(query, PAGE_SIZE), filterOf(query));
     return { query, result };
   }
 
@@ -94,12 +94,12 @@ ${pager('/dashboard/emails', query, result)}`;
 
   app.get('/emails/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Email');
-    const email = await emails.getEmail(ctx, id);
+    const email = await emails.getEmail(ctx, request.session!.projectId, id);
     const [events, deliveries, attachments, raw] = await Promise.all([
-      emails.listEmailEvents(ctx, id),
+      emails.listEmailEvents(ctx, request.session!.projectId, id),
       listEmailDeliveries(ctx, id),
-      listEmailAttachments(ctx, id, { limit: 100, after: undefined, before: undefined }),
-      emails.getRawMessage(ctx, id).catch(() => undefined),
+      listEmailAttachments(ctx, request.session!.projectId, id, { limit: 100, after: undefined, before: undefined }),
+      emails.getRawMessage(ctx, request.session!.projectId, id).catch(() => undefined),
     ]);
     const csrf = html`<input type="hidden" name="_csrf" value="${request.session!.csrfToken}">`;
     const scheduled =
@@ -139,25 +139,25 @@ ${raw ? html`<section aria-labelledby="source"><h2 id="source">Source</h2><p><a 
   });
 
   app.get('/emails/:id/html', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const email = await emails.getEmail(ctx, pathId(request, 'id', 'Email'));
+    const email = await emails.getEmail(ctx, request.session!.projectId, pathId(request, 'id', 'Email'));
     return sandboxedHtml(reply, email.html ?? '', (request.query as Query).images === 'show');
   });
 
   app.get('/emails/:id/raw', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Email');
-    const raw = await emails.getRawMessage(ctx, id);
+    const raw = await emails.getRawMessage(ctx, request.session!.projectId, id);
     return reply.type('message/rfc822').header('content-disposition', `attachment; filename="${id}.eml"`).send(raw);
   });
 
   app.post('/emails/:id/cancel', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Email');
-    await emails.cancelEmail(ctx, id);
+    await emails.cancelEmail(ctx, request.session!.projectId, id);
     return back(reply, `/dashboard/emails/${id}`);
   });
 
   app.post('/emails/:id/reschedule', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Email');
-    await emails.rescheduleEmail(ctx, id, (request.body as Query).scheduled_at);
+    await emails.rescheduleEmail(ctx, request.session!.projectId, id, (request.body as Query).scheduled_at);
     return back(reply, `/dashboard/emails/${id}`);
   });
 }

@@ -25,7 +25,7 @@ interface Match {
 export async function emailByMessageId(ctx: Context, messageId: string | undefined): Promise<emails.EmailRow | undefined> {
   const id = messageId?.match(/^<?([0-9a-f-]{36})@/i)?.[1]?.toLowerCase();
   if (!id || !isUuid(id)) return undefined;
-  const email = await emails.findEmail(ctx.db, id);
+  const email = await emails.findEmailById(ctx.db, id);
   return email && email.message_id.toLowerCase() === `<${messageId!.replace(/^<|>$/g, '')}>`.toLowerCase() ? email : undefined;
 }
 
@@ -33,7 +33,7 @@ export async function emailByMessageId(ctx: Context, messageId: string | undefin
 async function matchReport(ctx: Context, report: Report, bounceAddress: string | undefined): Promise<Match | string> {
   if (bounceAddress !== undefined) {
     const token = readBounceAddress(bounceAddress);
-    const email = token && (await emails.findEmail(ctx.db, token.emailId));
+    const email = token && (await emails.findEmailById(ctx.db, token.emailId));
     if (!token || !email) return `no email of ours for ${bounceAddress}`;
     const recipients = (await emails.findRecipients(ctx.db, email.id)).map((r) => r.address);
     const signed = signedRecipient(verpKey(ctx.secret), email.id, token.signature, recipients);

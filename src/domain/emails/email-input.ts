@@ -126,6 +126,7 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
     : await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);
   const rows = newEmailRows(
     {
+      projectId: key.project_id,
       id,
       from: formatMailbox(from),
       fromDomain: domainOf(from.address),

@@ -91,8 +91,8 @@ function toListItem(row: Pick<emails.EmailRow, ListColumns>) {
   };
 }
 
-async function findEmailOrThrow(ctx: Context, id: string) {
-  const row = await emails.findEmailStatus(ctx.db, id);
+async function findEmailOrThrow(ctx: Context, project: string, id: string) {
+  const row = await emails.findEmailStatus(ctx.db, project, id);
   if (!row) throw notFound('Email');
   return row;
 }
@@ -102,13 +102,16 @@ async function findEmailOrThrow(ctx: Context, id: string) {
  * recipient (the worker and GET /emails/:id both read it here, so they never differ).
  */
 export async function findEmailWithBody(ctx: Context, id: string): Promise<emails.EmailRow | undefined> {
-  const row = await emails.findEmail(ctx.db, id);
+  return withBody(ctx, await emails.findEmailById(ctx.db, id));
+}
+
+function withBody(ctx: Context, row: emails.EmailRow | undefined): emails.EmailRow | undefined | Promise<emails.EmailRow> {
   return row?.broadcast_id && !row.body_removed_at ? renderBroadcastEmail(ctx, row) : row;
 }
 
-/** Resend's email object. */
-export async function getEmail(ctx: Context, id: string) {
-  const row = await findEmailWithBody(ctx, id);
+/** Resend's email object, of the project's email. */
+export async function getEmail(ctx: Context, project: string, id: string) {
+  const row = await withBody(ctx, await emails.findEmail(ctx.db, project, id));
   if (!row) throw notFound('Email');
   return {
     object: 'email' as const,
@@ -125,20 +128,20 @@ export async function getEmail(ctx: Context, id: string) {
   };
 }
 
-export async function listEmails(ctx: Context, page: PageRequest, filter?: emails.EmailFilter) {
-  const result = await emails.listEmails(ctx.db, page, filter);
+export async function listEmails(ctx: Context, project: string, page: PageRequest, filter?: emails.EmailFilter) {
+  const result = await emails.listEmails(ctx.db, project, page, filter);
   return { has_more: result.has_more, data: result.data.map(toListItem) };
 }
 
 const NOT_SCHEDULED = 'Only scheduled emails that have not been sent can be changed.';
 
 /** PATCH /emails/:id: moves a scheduled email to a new time. */
-export async function rescheduleEmail(ctx: Context, id: string, scheduledAt: string | undefined): Promise<void> {
-  await findEmailOrThrow(ctx, id);
+export async function rescheduleEmail(ctx: Context, project: string, id: string, scheduledAt: string | undefined): Promise<void> {
+  await findEmailOrThrow(ctx, project, id);
   if (scheduledAt === undefined) throw new AppError('missing_required_field', 'Missing `scheduled_at` field.');
   const runAt = parseScheduledAt(scheduledAt, ctx.clock.now());
   await ctx.writer.transaction(async (tx) => {
-    const row = await emails.findEmailStatus(tx, id);
+    const row = await emails.findEmailStatus(tx, project, id);
     if (row?.last_event !== 'scheduled' || !(await move(tx, sendJobKey(id), runAt))) {
       throw new AppError('validation_error', NOT_SCHEDULED);
     }
@@ -147,10 +150,10 @@ export async function rescheduleEmail(ctx: Context, id: string, scheduledAt: str
 }
 
 /** POST /emails/:id/cancel: a scheduled email is not sent after all. */
-export async function cancelEmail(ctx: Context, id: string): Promise<void> {
-  await findEmailOrThrow(ctx, id);
+export async function cancelEmail(ctx: Context, project: string, id: string): Promise<void> {
+  await findEmailOrThrow(ctx, project, id);
   await ctx.writer.transaction(async (tx) => {
-    const row = await emails.findEmail(tx, id);
+    const row = await emails.findEmail(tx, project, id);
     if (row?.last_event !== 'scheduled' || !(await cancel(tx, sendJobKey(id)))) {
       throw new AppError('validation_error', NOT_SCHEDULED);
     }
@@ -162,8 +165,8 @@ export async function cancelEmail(ctx: Context, id: string): Promise<void> {
  * The bytes of an email's message: as it was last sent (captured, relayed or delivered), else, before
  * it is sent, the source an email submitted over SMTP will be sent from.
  */
-export async function getRawMessage(ctx: Context, id: string): Promise<Buffer> {
-  const email = await findEmailOrThrow(ctx, id);
+export async function getRawMessage(ctx: Context, project: string, id: string): Promise<Buffer> {
+  const email = await findEmailOrThrow(ctx, project, id);
   const raw = (await emails.findSentMessage(ctx.db, id)) ?? (await emails.findSource(ctx.db, id));
   if (!raw && email.body_removed_at) throw removedByRetention(ctx, 'The message was');
   if (!raw) throw notFound('Message');
@@ -171,13 +174,13 @@ export async function getRawMessage(ctx: Context, id: string): Promise<Buffer> {
 }
 
 /** An email's message as JSON text (Mailroom's `captured_email` object, by its first name). */
-export async function getRawEmail(ctx: Context, id: string) {
-  return { object: 'captured_email' as const, id, raw: (await getRawMessage(ctx, id)).toString('utf8') };
+export async function getRawEmail(ctx: Context, project: string, id: string) {
+  return { object: 'captured_email' as const, id, raw: (await getRawMessage(ctx, project, id)).toString('utf8') };
 }
 
 /** Every delivery event of an email, oldest first. */
-export async function listEmailEvents(ctx: Context, id: string) {
-  await findEmailOrThrow(ctx, id);
+export async function listEmailEvents(ctx: Context, project: string, id: string) {
+  await findEmailOrThrow(ctx, project, id);
   const rows = await emails.listEvents(ctx.db, id);
   return { has_more: false, data: rows.map(({ email_id: _, ...event }) => event) };
 }

@@ -4,6 +4,8 @@ import { rollupRows } from '../metrics/rollup.ts';
 
 /** An accepted email, checked and normalized: what POST /emails and a broadcast's fan-out both write. */
 export interface NewEmail {
+  /** The project it is sent in (docs/projects.md). */
+  projectId: string;
   id: string;
   /** `Name <address>` as stored and shown. */
   from: string;
@@ -44,6 +46,7 @@ export function newEmailRows(email: NewEmail, createdAt: string): Omit<EmailRows
   return {
     email: {
       id: email.id,
+      project_id: email.projectId,
       from: email.from,
       to: email.to,
       cc: email.cc,

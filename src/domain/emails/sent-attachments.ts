@@ -22,8 +22,8 @@ const contentTypeOf = (row: Pick<Summary, 'content_type' | 'filename'>) => row.c
 /** What the download links of kind `email-attachment` name: the email and the position. */
 const downloadId = (emailId: string, position: number) => `${emailId}.${position}`;
 
-async function summariesOf(ctx: Context, emailId: string) {
-  const email = await emails.findEmailStatus(ctx.db, emailId);
+async function summariesOf(ctx: Context, project: string, emailId: string) {
+  const email = await emails.findEmailStatus(ctx.db, project, emailId);
   if (!email) throw notFound('Email');
   const rows = await emails.listAttachmentSummaries(ctx.db, email.id);
   return { removed: email.body_removed_at !== null, rows: rows.map((row) => ({ ...row, email_id: email.id, id: attachmentId(email.id, row.position) })) };
@@ -44,14 +44,14 @@ function toItem(ctx: Context, row: Summary & { email_id: string; id: string }, e
 }
 
 /** GET /emails/:id/attachments: in the order they were sent, each with a fresh download link (expiring at `expiresAt`, an hour by default). */
-export async function listEmailAttachments(ctx: Context, emailId: string, page: PageRequest, expiresAt = downloadExpiry(ctx)) {
-  const { has_more, data } = slicePage((await summariesOf(ctx, emailId)).rows, page);
+export async function listEmailAttachments(ctx: Context, project: string, emailId: string, page: PageRequest, expiresAt = downloadExpiry(ctx)) {
+  const { has_more, data } = slicePage((await summariesOf(ctx, project, emailId)).rows, page);
   return { has_more, data: data.map((row) => toItem(ctx, row, expiresAt)) };
 }
 
 /** GET /emails/:id/attachments/:attachment_id: Resend's attachment object. */
-export async function getEmailAttachment(ctx: Context, emailId: string, id: string) {
-  const { removed, rows } = await summariesOf(ctx, emailId);
+export async function getEmailAttachment(ctx: Context, project: string, emailId: string, id: string) {
+  const { removed, rows } = await summariesOf(ctx, project, emailId);
   const row = rows.find((summary) => summary.id === id.toLowerCase());
   if (!row) throw removed ? removedByRetention(ctx, 'The attachment was') : notFound('Attachment');
   return { object: 'attachment' as const, ...toItem(ctx, row, downloadExpiry(ctx)) };
@@ -62,6 +62,6 @@ export async function loadEmailAttachment(ctx: Context, id: string): Promise<Dow
   const match = /^(.+)\.(\d{1,3})$/.exec(id);
   const row = match && (await emails.findAttachment(ctx.db, match[1]!, Number(match[2])));
   if (row) return { bytes: row.content, contentType: contentTypeOf(row), filename: row.filename };
-  if (match && (await emails.findEmailStatus(ctx.db, match[1]!))?.body_removed_at) throw removedByRetention(ctx, 'The attachment was');
+  if (match && (await emails.findEmailStatusById(ctx.db, match[1]!))?.body_removed_at) throw removedByRetention(ctx, 'The attachment was');
   return undefined;
 }

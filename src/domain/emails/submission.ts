@@ -54,7 +54,7 @@ function contentHash(input: SendEmailInput, envelope: string[], attachments: Sub
  * and removed, a Message-ID and a Date added when missing, then the email, its source and its job
  * stored in one transaction (once per Idempotency-Key). Resolves with the email's id once committed.
  */
-export async function submitEmail(ctx: Context, raw: Buffer, rcptTo: string[], key: Pick<ApiKeyRow, 'id' | 'domain_id'>): Promise<{ id: string }> {
+export async function submitEmail(ctx: Context, raw: Buffer, rcptTo: string[], key: Pick<ApiKeyRow, 'id' | 'domain_id' | 'project_id'>): Promise<{ id: string }> {
   const envelope = [...new Map(rcptTo.map((to) => parseMailbox(to, 'RCPT TO').address).map((a) => [a.toLowerCase(), a])).values()];
   if (envelope.length > MAX_ADDRESSES_PER_FIELD) {
     throw new AppError('validation_error', `Too many recipients: at most ${MAX_ADDRESSES_PER_FIELD} per email, got ${envelope.length}.`);

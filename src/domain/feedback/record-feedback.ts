@@ -39,7 +39,7 @@ interface Matched {
  */
 async function match(ctx: Context, notification: Notification): Promise<Matched | string> {
   const byRelay = notification.providerId ? (await findByRelayId(ctx.db, notification.providerId))[0] : undefined;
-  const email = (byRelay && (await emails.findEmail(ctx.db, byRelay.email_id))) || (await emailByMessageId(ctx, notification.messageId));
+  const email = (byRelay && (await emails.findEmailById(ctx.db, byRelay.email_id))) || (await emailByMessageId(ctx, notification.messageId));
   if (!email) return `no email of ours (message ${notification.providerId ?? notification.messageId ?? 'unnamed'})`;
   const recipients = new Map((await emails.findRecipients(ctx.db, email.id)).map((r) => [r.address.toLowerCase(), r.address]));
   const outcomes = notification.outcomes.flatMap((o) => {

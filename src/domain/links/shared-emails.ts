@@ -30,17 +30,17 @@ function lifetimeOf(expiresIn: string | undefined): number {
 }
 
 /** Whether `id` is a sent or a received email's; not_found when neither. */
-async function targetOf(ctx: Context, id: string): Promise<ShareTarget> {
+async function targetOf(ctx: Context, project: string, id: string): Promise<ShareTarget> {
   const emailId = id.toLowerCase();
-  if (await sent.findEmailStatus(ctx.db, emailId)) return { kind: 'sent', emailId };
+  if (await sent.findEmailStatus(ctx.db, project, emailId)) return { kind: 'sent', emailId };
   if (await received.findReceivedEmail(ctx.db, emailId)) return { kind: 'received', emailId };
   throw notFound('Email');
 }
 
 /** POST /emails/:id/share: a link to the email that works until `expires_in` (48 hours by default) has passed. */
-export async function shareEmail(ctx: Context, id: string, expiresIn: string | undefined) {
+export async function shareEmail(ctx: Context, project: string, id: string, expiresIn: string | undefined) {
   const lifetime = lifetimeOf(expiresIn);
-  const target = await targetOf(ctx, id);
+  const target = await targetOf(ctx, project, id);
   return { object: 'email' as const, id: target.emailId, url: shareUrl(ctx, target, ctx.clock.now() + lifetime) };
 }
 
@@ -66,9 +66,12 @@ export interface SharedEmail {
 export async function openSharedEmail(ctx: Context, token: string): Promise<SharedEmail> {
   const { kind, emailId, expiresAt } = readShareToken(ctx, token);
   const linksExpire = Math.min(expiresAt, downloadExpiry(ctx));
+  // The token is the credential: the email's own project is the one to read it in.
+  const project = kind === 'sent' ? (await sent.findEmailById(ctx.db, emailId))?.project_id : undefined;
+  if (kind === 'sent' && project === undefined) throw notFound('Email');
   const [email, attachments] =
     kind === 'sent'
-      ? await Promise.all([getEmail(ctx, emailId), listEmailAttachments(ctx, emailId, ALL, linksExpire)])
+      ? await Promise.all([getEmail(ctx, project!, emailId), listEmailAttachments(ctx, project!, emailId, ALL, linksExpire)])
       : await Promise.all([getReceivedEmail(ctx, emailId), listReceivedAttachments(ctx, emailId, ALL, linksExpire)]);
   return {
     subject: email.subject ?? '',

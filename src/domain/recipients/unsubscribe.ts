@@ -4,7 +4,7 @@ import { AppError, notFound } from '../../errors.ts';
 import { findBroadcastEmailTo } from '../../store/broadcast-reports.ts';
 import { findContactById, updateContact, type ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
-import { findEmail } from '../../store/emails.ts';
+import { findEmailById } from '../../store/emails.ts';
 import { allRows } from '../../store/paginate.ts';
 import { findTopic, listContactTopics, setSubscriptions } from '../../store/topics.ts';
 import { contactEvent, topicsEvent } from '../contacts/contact-events.ts';
@@ -66,7 +66,7 @@ export async function getPreferences(ctx: Context, token: string): Promise<Prefe
  */
 async function recordUnsubscribed(ctx: Context, tx: Tx, claims: UnsubscribeClaims, contact: ContactRow, at: string): Promise<void> {
   const emailId = await findBroadcastEmailTo(tx, claims.broadcastId, contact.email);
-  const email = emailId === undefined ? undefined : await findEmail(tx, emailId);
+  const email = emailId === undefined ? undefined : await findEmailById(tx, emailId);
   if (email) await recordEngagement(ctx, tx, email, { type: 'unsubscribed', recipient: contact.email }, at);
 }
 

@@ -15,6 +15,8 @@ import { prepareEmail } from '../emails/email-input.ts';
 import { newMessageId } from '../emails/new-email.ts';
 import { reportAddresses } from './report-address.ts';
 import { reportMessage } from './report-message.ts';
+import { DEFAULT_PROJECT_ID } from '../../store/projects.ts';
+import { senderOf } from '../sending-domains/sender-domain.ts';
 import { dayRange, tlsReport } from './report.ts';
 
 // The daily TLS reports (RFC 8460): one `send-tls-reports` job, which every worker in direct mode adds at
@@ -105,7 +107,8 @@ async function reportEmail(ctx: Context, r: { from: string; to: string[]; domain
   try {
     const source = await reportMessage({ from: r.from, to: r.to, subject, messageId, date: new Date(ctx.clock.now()), domain: r.domain, submitter: organization, text, filename, gzipped: r.gzipped });
     const attachments = [{ position: 0, filename, content_type: REPORT_TYPE, content_id: null, content: r.gzipped }];
-    const prepared = await prepareEmail(ctx, { from: r.from, to: r.to, subject, text }, null, { id, source, envelope: r.to, messageId, attachments });
+    // The install's reports, not a project's: they are the default project's mail.
+    const prepared = await prepareEmail(ctx, { from: r.from, to: r.to, subject, text }, senderOf(DEFAULT_PROJECT_ID), { id, source, envelope: r.to, messageId, attachments });
     return await emailTables(ctx, [prepared]);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

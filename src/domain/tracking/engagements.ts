@@ -54,7 +54,7 @@ async function record(ctx: Context, claims: TrackingClaims, fetch: TrackingFetch
     };
     await ctx.writer.transaction(async (tx) => {
       // Read in the transaction: last_event is raised only where the new state ranks higher.
-      const email = await emails.findEmail(tx, emailId);
+      const email = await emails.findEmailById(tx, emailId);
       if (email) await recordEngagement(ctx, tx, email, engagement, toTimestamp(now));
     });
   } catch (error) {

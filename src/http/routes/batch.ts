@@ -60,7 +60,7 @@ export function batchRoutes(app: App, ctx: Context): void {
       const validation = batchValidation(request.headers['x-batch-validation']);
       const entries = readEntries(request.body);
       // The mode is part of the request: the same emails sent strict and permissive are two requests.
-      return sendBatch(ctx, entries, validation, request.apiKey, idempotencyOf(request, '/emails/batch', `${validation}:`));
+      return sendBatch(ctx, entries, validation, request.apiKey!, idempotencyOf(request, '/emails/batch', `${validation}:`));
     },
   );
 }

@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as attachments from '../../domain/emails/sent-attachments.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { AttachmentListItem, AttachmentObject, listOfSchema, MAX, Str, UUID } from '../schemas/common.ts';
 
 const AttachmentParams = Type.Object({ id: Str(MAX.id), attachment_id: Str(MAX.id) });
@@ -19,12 +20,12 @@ export function emailAttachmentRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(AttachmentListItem) },
       },
     },
-    async (request) => listOf(await attachments.listEmailAttachments(ctx, request.params.id, parsePage(request.query, { everything: true }))),
+    async (request) => listOf(await attachments.listEmailAttachments(ctx, projectOf(request), request.params.id, parsePage(request.query, { everything: true }))),
   );
 
   app.get(
     `/emails/:id${UUID}/attachments/:attachment_id${UUID}`,
     { schema: { summary: 'Retrieve an attachment of a sent email', params: AttachmentParams, response: { 200: AttachmentObject } } },
-    async (request) => attachments.getEmailAttachment(ctx, request.params.id, request.params.attachment_id),
+    async (request) => attachments.getEmailAttachment(ctx, projectOf(request), request.params.id, request.params.attachment_id),
   );
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { shareEmail } from '../../domain/links/shared-emails.ts';
+import { projectOf } from '../auth.ts';
 import { IdParams, MAX, Str, UUID } from '../schemas/common.ts';
 
 const ShareBody = Type.Object({
@@ -31,6 +32,6 @@ export function emailShareRoutes(app: App, ctx: Context): void {
         response: { 200: ShareResponse },
       },
     },
-    async (request) => shareEmail(ctx, request.params.id, request.body.expires_in),
+    async (request) => shareEmail(ctx, projectOf(request), request.params.id, request.body.expires_in),
   );
 }

@@ -4,6 +4,7 @@ import type { Context } from '../../context.ts';
 import * as emails from '../../domain/emails/emails.ts';
 import { idempotencyOf } from '../idempotency-key.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { Email, EmailListItem, IdempotencyHeaders, IdParams, IdResponse, listOfSchema, MAX, objectId, SendEmailBody, Str, UUID } from '../schemas/common.ts';
 
 /** Attachments may total 40 MB as base64; the JSON around them needs a little more. */
@@ -58,20 +59,20 @@ export function emailRoutes(app: App, ctx: Context): void {
           response: { 200: IdResponse },
         },
       },
-      async (request) => emails.sendEmail(ctx, request.body, request.apiKey, idempotencyOf(request, '/emails')),
+      async (request) => emails.sendEmail(ctx, request.body, request.apiKey!, idempotencyOf(request, '/emails')),
     );
   }
 
   app.get(
     '/emails',
     { schema: { summary: 'List sent emails', querystring: PageQuery, response: { 200: listOfSchema(EmailListItem) } } },
-    async (request) => listOf(await emails.listEmails(ctx, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await emails.listEmails(ctx, projectOf(request), parsePage(request.query, { everything: false }))),
   );
 
   app.get(
     `/emails/:id${UUID}`,
     { schema: { summary: 'Retrieve an email', params: IdParams, response: { 200: Email } } },
-    async (request) => emails.getEmail(ctx, request.params.id),
+    async (request) => emails.getEmail(ctx, projectOf(request), request.params.id),
   );
 
   app.patch(
@@ -85,7 +86,7 @@ export function emailRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => {
-      await emails.rescheduleEmail(ctx, request.params.id, request.body.scheduled_at);
+      await emails.rescheduleEmail(ctx, projectOf(request), request.params.id, request.body.scheduled_at);
       return { object: 'email' as const, id: request.params.id };
     },
   );
@@ -94,7 +95,7 @@ export function emailRoutes(app: App, ctx: Context): void {
     `/emails/:id${UUID}/cancel`,
     { schema: { summary: 'Cancel a scheduled email', params: IdParams, response: { 200: objectId('email') } } },
     async (request) => {
-      await emails.cancelEmail(ctx, request.params.id);
+      await emails.cancelEmail(ctx, projectOf(request), request.params.id);
       return { object: 'email' as const, id: request.params.id };
     },
   );
@@ -119,8 +120,8 @@ export function emailRoutes(app: App, ctx: Context): void {
     },
     async (request, reply) => {
       const { id } = request.params;
-      if (!prefersRfc822(request.headers.accept)) return emails.getRawEmail(ctx, id);
-      const raw = await emails.getRawMessage(ctx, id);
+      if (!prefersRfc822(request.headers.accept)) return emails.getRawEmail(ctx, projectOf(request), id);
+      const raw = await emails.getRawMessage(ctx, projectOf(request), id);
       return reply.type(RFC822).header('content-disposition', `attachment; filename="${id}.eml"`).send(raw);
     },
   );
@@ -134,6 +135,6 @@ export function emailRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(EmailEvent) },
       },
     },
-    async (request) => listOf(await emails.listEmailEvents(ctx, request.params.id)),
+    async (request) => listOf(await emails.listEmailEvents(ctx, projectOf(request), request.params.id)),
   );
 }

@@ -24,7 +24,7 @@ for (const dialect of dialects) {
     const emailOf = new Map<string, string>();
 
     async function record(address: string, engagement: Omit<Engagement, 'recipient'>): Promise<void> {
-      const email = (await emails.findEmail(t.ctx.db, emailOf.get(address)!))!;
+      const email = (await emails.findEmailById(t.ctx.db, emailOf.get(address)!))!;
       await t.ctx.writer.transaction((tx) => recordEngagement(t.ctx, tx, email, { ...engagement, recipient: address }, '2026-11-27 10:00:00.000+00'));
     }
 
@@ -190,7 +190,7 @@ for (const dialect of dialects) {
     it('filters bounces by their type, page by page', async () => {
       const bounce = (address: string, response: string) =>
         t.ctx.writer.transaction(async (tx) => {
-          const email = (await emails.findEmail(tx, emailOf.get(address)!))!;
+          const email = (await emails.findEmailById(tx, emailOf.get(address)!))!;
           await recordEvents(t.ctx, tx, email, [{ recipient: address, types: ['bounced'], response }], '2026-11-27 11:00:00.000+00');
         });
       await bounce('ann@example.com', '452 4.2.2 Mailbox full');
@@ -329,7 +329,7 @@ for (const dialect of dialects) {
       // Two of them bounce again, for a while only: the newest answer is the bounce's type.
       for (const at of [0, 150]) {
         await t.ctx.writer.transaction(async (tx) => {
-          const email = (await emails.findEmail(tx, all[at]!.id))!;
+          const email = (await emails.findEmailById(tx, all[at]!.id))!;
           await recordEvents(t.ctx, tx, email, [{ recipient: all[at]!.email, types: ['bounced'], response: '452 4.2.2 Mailbox full' }], '2026-11-27 11:00:00.000+00');
         });
       }

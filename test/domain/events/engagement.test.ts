@@ -23,12 +23,12 @@ for (const dialect of dialects) {
     async function deliveredEmail(): Promise<string> {
       const { data } = await t.resend.emails.send({ from: 'a@example.com', to: ['b@example.com', 'c@example.com'], subject: 's', html: '<p>x</p>' });
       const id = data!.id;
-      await eventually(async () => (await emails.findEmail(t.ctx.db, id))?.last_event === 'delivered');
+      await eventually(async () => (await emails.findEmailById(t.ctx.db, id))?.last_event === 'delivered');
       return id;
     }
 
     async function record(id: string, engagement: Engagement): Promise<void> {
-      const email = (await emails.findEmail(t.ctx.db, id))!;
+      const email = (await emails.findEmailById(t.ctx.db, id))!;
       await t.ctx.writer.transaction((tx) => recordEngagement(t.ctx, tx, email, engagement, '2026-11-27 10:00:00.000+00'));
     }
 
@@ -37,12 +37,12 @@ for (const dialect of dialects) {
     it('raises the recipient and the email, and keeps a bot apart', async () => {
       const id = await deliveredEmail();
       await record(id, { type: 'opened', recipient: 'b@example.com', bot: 'HEAD request' });
-      assert.equal((await emails.findEmail(t.ctx.db, id))!.last_event, 'delivered');
+      assert.equal((await emails.findEmailById(t.ctx.db, id))!.last_event, 'delivered');
       assert.deepEqual(await statuses(id), { 'b@example.com': 'delivered', 'c@example.com': 'delivered' });
 
       await record(id, { type: 'clicked', recipient: 'b@example.com', link: 'https://example.com/a?b=c#d', client: { ipAddress: '192.0.2.1', userAgent: 'UA' } });
       await record(id, { type: 'opened', recipient: 'b@example.com' });
-      assert.equal((await emails.findEmail(t.ctx.db, id))!.last_event, 'clicked', 'an open does not lower a click');
+      assert.equal((await emails.findEmailById(t.ctx.db, id))!.last_event, 'clicked', 'an open does not lower a click');
       assert.deepEqual(await statuses(id), { 'b@example.com': 'clicked', 'c@example.com': 'delivered' });
 
       const events = (await emails.listEvents(t.ctx.db, id)).filter((e) => ['opened', 'clicked'].includes(e.type));
@@ -64,7 +64,7 @@ for (const dialect of dialects) {
       await t.ctx.writer.transaction((tx) => emails.setLastEvent(tx, id, 'complained'));
       await record(id, { type: 'opened', recipient: 'c@example.com' });
       await record(id, { type: 'unsubscribed', recipient: 'c@example.com' });
-      assert.equal((await emails.findEmail(t.ctx.db, id))!.last_event, 'complained');
+      assert.equal((await emails.findEmailById(t.ctx.db, id))!.last_event, 'complained');
       assert.deepEqual(await statuses(id), { 'b@example.com': 'delivered', 'c@example.com': 'opened' });
     });
   });

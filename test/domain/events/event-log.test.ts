@@ -20,7 +20,7 @@ for (const dialect of dialects) {
     async function delivered(to: string): Promise<string> {
       const { data, error } = await t.resend.emails.send({ from: 'a@example.com', to, subject: 's', text: 'x' });
       assert.equal(error, null);
-      await eventually(async () => (await emails.findEmail(t.ctx.db, data.id))?.last_event === 'delivered');
+      await eventually(async () => (await emails.findEmailById(t.ctx.db, data.id))?.last_event === 'delivered');
       return data.id;
     }
 

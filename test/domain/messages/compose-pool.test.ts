@@ -4,10 +4,12 @@ import { simpleParser } from 'mailparser';
 import { createComposer } from '../../../src/domain/messages/compose-pool.ts';
 import { generateDkimKey } from '../../../src/delivery/dkim.ts';
 import type { Tracking } from '../../../src/domain/tracking/tracked-html.ts';
+import { DEFAULT_PROJECT_ID } from '../../../src/store/projects.ts';
 import type { AttachmentRow, EmailRow } from '../../../src/store/emails.ts';
 
 const email: EmailRow = {
   id: '01a20080-28d9-7f92-b715-a17141469599',
+  project_id: DEFAULT_PROJECT_ID,
   from: 'Acme <a@example.com>',
   to: ['Jane <jane@example.com>'],
   cc: [],

@@ -68,7 +68,7 @@ for (const dialect of dialects) {
     const at = (ms: number) => t.advance(ms - t.clock.now());
     const eventCount = async (id: string) => (await emails.listEvents(t.ctx.db, id)).length;
     const engage = async (id: string, engagement: Engagement) => {
-      const email = (await emails.findEmail(t.ctx.db, id))!;
+      const email = (await emails.findEmailById(t.ctx.db, id))!;
       await t.ctx.writer.transaction((tx) => recordEngagement(t.ctx, tx, email, engagement, toTimestamp(t.clock.now())));
     };
     const metrics = async (options: GetEmailsMetricsOptions) => {

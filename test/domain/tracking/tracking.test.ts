@@ -49,7 +49,7 @@ for (const dialect of dialects) {
       const { data, error } = await t.resend.emails.send({ from: 'Acme <news@tracked.test>', subject: 'Hello', html: HTML, ...email } as CreateEmailOptions);
       assert.equal(error, null);
       const id = data.id;
-      await eventually(async () => (await emails.findEmail(t.ctx.db, id))?.last_event === 'delivered' || undefined);
+      await eventually(async () => (await emails.findEmailById(t.ctx.db, id))?.last_event === 'delivered' || undefined);
       const copies = smtp.messages.filter((m) => m.parsed.messageId === `<${id}@tracked.test>` || m.parsed.messageId === `<${id}@plain.test>`);
       return { id, received: new Map(copies.map((m) => [m.to[0]!, m])) };
     }
@@ -219,7 +219,7 @@ for (const dialect of dialects) {
     it("keeps the first recipient's tracked message as the email's message", async () => {
       const { data } = await t.resend.emails.send({ from: 'news@tracked.test', to: ['ann@example.org', 'bob@example.org'], subject: 'Hi', html: HTML });
       const id = data!.id;
-      await eventually(async () => (await emails.findEmail(t.ctx.db, id))?.last_event === 'delivered' || undefined);
+      await eventually(async () => (await emails.findEmailById(t.ctx.db, id))?.last_event === 'delivered' || undefined);
       const raw = await (await t.fetch(`/emails/${id}/raw`, { headers: { accept: 'message/rfc822' } })).text();
       const token = raw.replace(/=\r\n/g, '').match(/\/track\/open\/([A-Za-z0-9_.-]+)/)![1]!;
       assert.deepEqual(readTrackingToken(trackingKey(t.ctx.secret), token, 'open'), { kind: 'open', emailId: id, recipient: 'ann@example.org' });
