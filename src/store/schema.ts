@@ -101,6 +101,8 @@ export interface EmailAttachmentTable {
 
 export interface EventTable {
   id: string;
+  /** The project the row belongs to (docs/projects.md). */
+  project_id: string;
   /** A webhook event type: `email.delivered`, `contact.created`... */
   type: string;
   created_at: string;
@@ -114,6 +116,8 @@ export type WebhookStatus = 'enabled' | 'disabled';
 
 export interface WebhookTable {
   id: string;
+  /** The project the row belongs to (docs/projects.md). */
+  project_id: string;
   endpoint: string;
   /** JSON array of event types. */
   events: string;

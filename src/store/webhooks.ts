@@ -18,28 +18,29 @@ export async function insertWebhook(db: Db | Tx, row: WebhookRow): Promise<void>
   await db.insertInto('webhooks').values({ ...row, events: JSON.stringify(row.events) }).execute();
 }
 
-export async function findWebhook(db: Db | Tx, id: string): Promise<WebhookRow | undefined> {
-  const row = await db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+/** The project's webhook of that id; another project's is none. */
+export async function findWebhook(db: Db | Tx, project: string, id: string): Promise<WebhookRow | undefined> {
+  const row = await db.selectFrom('webhooks').selectAll().where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return row && fromTable(row);
 }
 
 /** A page of webhooks as the list shows them, with the sealed signing secret. */
-export async function listWebhooks(db: Db, page: PageRequest) {
+export async function listWebhooks(db: Db, project: string, page: PageRequest) {
   const columns = ['id', 'endpoint', 'created_at', 'status', 'events', 'signing_secret'] as const;
-  return mapPage(await selectPage(db.selectFrom('webhooks').select(columns), 'id', page), fromTable);
+  return mapPage(await selectPage(db.selectFrom('webhooks').select(columns).where('project_id', '=', project), 'id', page), fromTable);
 }
 
-/** Changes a webhook (at least one column); false when there is none with this id. */
-export async function updateWebhook(db: Db | Tx, id: string, changes: WebhookChanges): Promise<boolean> {
+/** Changes a webhook (at least one column); false when the project has none with this id. */
+export async function updateWebhook(db: Db | Tx, project: string, id: string, changes: WebhookChanges): Promise<boolean> {
   const { events, ...rest } = changes;
   const values = events === undefined ? rest : { ...rest, events: JSON.stringify(events) };
-  const result = await db.updateTable('webhooks').set(values).where('id', '=', id).executeTakeFirst();
+  const result = await db.updateTable('webhooks').set(values).where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
-/** Deletes a webhook with its messages and their attempts (cascade); false when there is none with this id. */
-export async function deleteWebhook(db: Db | Tx, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+/** Deletes a webhook with its messages and their attempts (cascade); false when the project has none with this id. */
+export async function deleteWebhook(db: Db | Tx, project: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('webhooks').where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 

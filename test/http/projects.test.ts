@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Resend } from 'resend';
 import { dialects, eventually, rowCount, startApp, type TestApp } from '../support/harness.ts';
+import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 const ADMIN_KEY = 're_admin_0123456789abcdefghijklmnopqrstuvwxyz';
 const MISSING_ID = '0192e3a4-1111-7000-8000-000000000000';
@@ -26,7 +27,7 @@ for (const dialect of dialects) {
     };
 
     before(async () => {
-      t = await startApp(dialect, { env: { MAILROOM_ADMIN_KEY: ADMIN_KEY } });
+      t = await startApp(dialect, { env: { MAILROOM_ADMIN_KEY: ADMIN_KEY, MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
       a = t.resend;
       const created = await admin('POST', '/projects', { name: 'Client B', daily_quota: 1000, smtp_url: 'smtps://user:secret@smtp.example.com:465' });
       assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -137,8 +138,49 @@ for (const dialect of dialects) {
       assert.ok((await a.emails.send({ from: 'news@a-sender.example', to: 'x@example.org', subject: 'mine', text: 'x' })).data?.id);
     });
 
+    it('keeps webhooks apart: each project’s endpoints hear of its own events only, and see nothing of the other’s', async () => {
+      const [receiverA, receiverB] = [await startWebhookReceiver(), await startWebhookReceiver()];
+      try {
+        const events = ['email.sent', 'email.delivered', 'domain.created'] as never;
+        const hookA = (await a.webhooks.create({ endpoint: receiverA.url, events })).data!;
+        const hookB = (await b.webhooks.create({ endpoint: receiverB.url, events })).data!;
+        assert.deepEqual((await b.webhooks.list()).data!.data.map((hook) => hook.id), [hookB.id]);
+        const missing = await b.webhooks.get(MISSING_ID);
+        const foreign = await b.webhooks.get(hookA.id);
+        assert.deepEqual(foreign.error, missing.error);
+        assert.equal(foreign.error?.statusCode, 404);
+        assert.equal((await b.webhooks.update(hookA.id, { status: 'disabled' })).error?.statusCode, 404);
+        assert.equal((await a.webhooks.get(hookA.id)).data?.status, 'enabled');
+        assert.equal((await b.webhooks.remove(hookA.id)).error?.statusCode, 404);
+        const bToken = (b as any).key as string;
+        for (const [method, path] of [['POST', `/webhooks/${hookA.id}/signing-secret/rotate`], ['GET', `/webhooks/${hookA.id}/events`]] as const) {
+          const response = await fetch(`${t.url}${path}`, { method, headers: { authorization: `Bearer ${bToken}`, 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+          assert.equal(response.status, 404, `${method} ${path}`);
+        }
+
+        const fromB = (await b.emails.send({ from: 'hello@example.com', to: 'x@example.org', subject: 'B', text: 'b' })).data!;
+        const fromA = (await a.emails.send({ from: 'hello@example.com', to: 'x@example.org', subject: 'A', text: 'a' })).data!;
+        await b.domains.create({ name: 'b-hooks.example' });
+        const heard = (receiver: typeof receiverA, id: string) => receiver.received.some((hook) => hook.payload.data.email_id === id);
+        await eventually(() => heard(receiverA, fromA.id) && heard(receiverB, fromB.id));
+        await eventually(() => receiverB.received.some((hook) => hook.payload.data.name === 'b-hooks.example'));
+        // Each event's outbox messages are written with it, in one transaction: none goes to the other project's endpoint.
+        const messages = await t.ctx.db
+          .selectFrom('webhook_messages')
+          .innerJoin('events', 'events.id', 'webhook_messages.event_id')
+          .select(['webhook_messages.webhook_id', 'events.project_id'])
+          .execute();
+        assert.ok(messages.length >= 4);
+        for (const message of messages) assert.equal(message.webhook_id, message.project_id === bId ? hookB.id : hookA.id);
+        assert.ok(!heard(receiverA, fromB.id) && !heard(receiverB, fromA.id));
+        assert.ok(!receiverA.received.some((hook) => hook.payload.data.name === 'b-hooks.example'));
+      } finally {
+        await receiverA.close();
+        await receiverB.close();
+      }
+    });
+
     it('refuses to delete a project with keys or domains, and with force removes it all in the background', async () => {
-      await b.domains.create({ name: 'b-project.example' });
       const refused = await admin('DELETE', `/projects/${bId}`);
       assert.deepEqual([refused.status, refused.body.name], [409, 'project_not_empty']);
       assert.match(refused.body.message, /1 domains and 2 API keys.*force=true/);

@@ -18,8 +18,8 @@ export function webhookDeliveryPages(app: App, ctx: Context): void {
   app.get('/webhooks/:id/events/:event_id', route, async (request, reply) => {
     const id = pathId(request, 'id', 'Webhook');
     const eventId = pathId(request, 'event_id', 'Webhook event');
-    const event = await deliveries.getWebhookEvent(ctx, id, eventId);
-    const attempts = await deliveries.listWebhookAttempts(ctx, id, eventId, { limit: ATTEMPTS, after: undefined, before: undefined });
+    const event = await deliveries.getWebhookEvent(ctx, request.session!.projectId, id, eventId);
+    const attempts = await deliveries.listWebhookAttempts(ctx, request.session!.projectId, id, eventId, { limit: ATTEMPTS, after: undefined, before: undefined });
     const replayed = (request.query as { done?: string }).done === 'replayed';
     const content = html`<p><a href="/dashboard/webhooks/${id}">Back to the webhook</a></p>
 <dl class="facts">
@@ -55,7 +55,7 @@ ${event.next_attempt_at ? html`<dt>Next attempt</dt><dd>${when(event.next_attemp
   app.post('/webhooks/:id/events/:event_id/replay', route, async (request, reply) => {
     const id = pathId(request, 'id', 'Webhook');
     const eventId = pathId(request, 'event_id', 'Webhook event');
-    await deliveries.replayWebhookEvent(ctx, id, eventId);
+    await deliveries.replayWebhookEvent(ctx, request.session!.projectId, id, eventId);
     return reply.redirect(`/dashboard/webhooks/${id}/events/${eventId}?done=replayed`, 303);
   });
 }

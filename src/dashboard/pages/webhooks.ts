@@ -49,7 +49,7 @@ export function webhookPages(app: App, ctx: Context): void {
 
   app.get('/webhooks', route, async (request, reply) => {
     const query = request.query as Query;
-    const list = await webhooks.listWebhooks(ctx, readPage(query, PAGE_SIZE));
+    const list = await webhooks.listWebhooks(ctx, request.session!.projectId, readPage(query, PAGE_SIZE));
     const content = html`<table class="list">
 <caption class="visually-hidden">Webhooks, newest first</caption>
 <thead><tr><th scope="col">Endpoint</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
@@ -69,14 +69,14 @@ ${createForm(request)}`;
   app.post('/webhooks', route, async (request, reply) => {
     const form = request.body as Query;
     const events = WEBHOOK_EVENT_TYPES.filter((type) => form[checkboxName(type)] !== undefined);
-    const { id } = await webhooks.createWebhook(ctx, { endpoint: form.endpoint ?? '', events });
+    const { id } = await webhooks.createWebhook(ctx, request.session!.projectId, { endpoint: form.endpoint ?? '', events });
     return reply.redirect(`/dashboard/webhooks/${id}?done=created`, 303);
   });
 
   app.get('/webhooks/:id', route, async (request, reply) => {
     const id = pathId(request, 'id', 'Webhook');
     const query = request.query as Query;
-    const [webhook, deliveries] = await Promise.all([webhooks.getWebhook(ctx, id), listWebhookEvents(ctx, id, readPage(query, PAGE_SIZE))]);
+    const [webhook, deliveries] = await Promise.all([webhooks.getWebhook(ctx, request.session!.projectId, id), listWebhookEvents(ctx, request.session!.projectId, id, readPage(query, PAGE_SIZE))]);
     const enabled = webhook.status === 'enabled';
     const action = (path: string, label: string, confirm?: string) =>
       html`<form class="inline" method="post" action="/dashboard/webhooks/${id}/${path}"${confirm ? html` data-confirm="${confirm}"` : ''}>${csrfField(request)}<button type="submit" class="secondary">${label}</button></form>`;
@@ -112,7 +112,7 @@ ${pager(`/dashboard/webhooks/${id}`, query, deliveries)}
   for (const status of ['enabled', 'disabled'] as const) {
     app.post(`/webhooks/:id/${status === 'enabled' ? 'enable' : 'disable'}`, route, async (request, reply) => {
       const id = pathId(request, 'id', 'Webhook');
-      await webhooks.updateWebhook(ctx, id, { status });
+      await webhooks.updateWebhook(ctx, request.session!.projectId, id, { status });
       return reply.redirect(`/dashboard/webhooks/${id}?done=${status}`, 303);
     });
   }
@@ -120,12 +120,12 @@ ${pager(`/dashboard/webhooks/${id}`, query, deliveries)}
   // The new secret is shown on the webhook's page, as GET /webhooks/:id shows it.
   app.post('/webhooks/:id/rotate', route, async (request, reply) => {
     const id = pathId(request, 'id', 'Webhook');
-    await webhooks.rotateSigningSecret(ctx, id);
+    await webhooks.rotateSigningSecret(ctx, request.session!.projectId, id);
     return reply.redirect(`/dashboard/webhooks/${id}?done=rotated`, 303);
   });
 
   app.post('/webhooks/:id/delete', route, async (request, reply) => {
-    await webhooks.deleteWebhook(ctx, pathId(request, 'id', 'Webhook'));
+    await webhooks.deleteWebhook(ctx, request.session!.projectId, pathId(request, 'id', 'Webhook'));
     return reply.redirect('/dashboard/webhooks?done=deleted', 303);
   });
 

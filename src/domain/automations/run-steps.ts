@@ -23,7 +23,7 @@ import { marketingPause } from '../deliverability/guards.ts';
 import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { refusedToContact } from '../recipients/policy.ts';
 import type { ConnectionType, ContactUpdateConfig, Graph, SendEmailConfig, Step, StepType } from './graph.ts';
-import { DEFAULT_PROJECT_ID } from '../../store/projects.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import { senderOf } from '../sending-domains/sender-domain.ts';
 import { evaluate, fieldValue, textOf, type RuleScope } from './rules.ts';
 
@@ -147,7 +147,7 @@ async function sendEmailStep(ctx: Context, config: SendEmailConfig, contact: Con
   };
   let prepared: PreparedEmail;
   try {
-    prepared = await prepareEmail(ctx, input, senderOf(DEFAULT_PROJECT_ID));
+    prepared = await prepareEmail(ctx, input, senderOf(UNSCOPED_PROJECT));
   } catch (error) {
     if (error instanceof AppError) return failed(error);
     throw error;

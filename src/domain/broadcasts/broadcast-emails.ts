@@ -2,7 +2,7 @@ import type { Context } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import { findBroadcast } from '../../store/broadcasts.ts';
 import { countBroadcastEmails, listEmails } from '../../store/emails.ts';
-import { DEFAULT_PROJECT_ID } from '../../store/projects.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 
 // What became of a broadcast's emails (one per recipient, written by the fan-out): the dashboard's
@@ -21,7 +21,7 @@ export async function countEmailsByStatus(ctx: Context, id: string): Promise<Rec
 
 /** A page of the broadcast's emails, newest first: each recipient with the status of their email. */
 export async function listRecipients(ctx: Context, id: string, page: PageRequest) {
-  const result = await listEmails(ctx.db, DEFAULT_PROJECT_ID, page, { broadcast_id: await checkExists(ctx, id) });
+  const result = await listEmails(ctx.db, UNSCOPED_PROJECT, page, { broadcast_id: await checkExists(ctx, id) });
   return {
     has_more: result.has_more,
     data: result.data.map((row) => ({ id: row.id, email: row.to[0] ?? '', last_event: row.last_event, created_at: row.created_at })),

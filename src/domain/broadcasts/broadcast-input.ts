@@ -5,7 +5,7 @@ import { findSegment } from '../../store/segments.ts';
 import { findTopic } from '../../store/topics.ts';
 import { formatMailbox, parseMailbox } from '../recipients/addresses.ts';
 import { checkSenderDomain, senderOf } from '../sending-domains/sender-domain.ts';
-import { DEFAULT_PROJECT_ID } from '../../store/projects.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import { checkPlaceholders, checkReplyTo } from '../templates/template-input.ts';
 
 /** The fields of POST /broadcasts and PATCH /broadcasts/:id; null clears an optional one on update. */
@@ -56,7 +56,7 @@ export async function existingTopicId(ctx: Context, id: string | null): Promise<
 export async function checkSendable(ctx: Context, row: Pick<BroadcastRow, 'segment_id' | 'topic_id' | 'from'>): Promise<void> {
   await checkSegment(ctx, row.segment_id, 'segment_id');
   await existingTopicId(ctx, row.topic_id);
-  await checkSenderDomain(ctx, parseMailbox(row.from, 'from').address, senderOf(DEFAULT_PROJECT_ID));
+  await checkSenderDomain(ctx, parseMailbox(row.from, 'from').address, senderOf(UNSCOPED_PROJECT));
 }
 
 /** The fields the input gives, checked; those it leaves out are not in the answer. */

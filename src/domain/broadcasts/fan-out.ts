@@ -14,7 +14,7 @@ import { newEmailRows, type NewEmail } from '../emails/new-email.ts';
 import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { eligibleRecipients } from '../recipients/policy.ts';
 import type { Value } from '../templates/render-template.ts';
-import { DEFAULT_PROJECT_ID } from '../../store/projects.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import { loadParsedBroadcast, renderSubject, usedPropertyKeys, type ParsedBroadcast, type Personalization } from './broadcast-render.ts';
 
 /**
@@ -105,8 +105,7 @@ function recipientRows(ctx: Context, row: broadcasts.BroadcastRow, parsed: Parse
       properties: chunk.properties.get(recipient.contact_id) ?? {},
     };
     const email: NewEmail = {
-      // Broadcasts are not scoped yet (docs/projects.md): their emails stay in the default project.
-      projectId: DEFAULT_PROJECT_ID,
+      projectId: UNSCOPED_PROJECT,
       id,
       from: row.from,
       fromDomain: domain,

@@ -4,6 +4,7 @@ import type { ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import * as segments from '../../store/segments.ts';
 import type { Subscription } from '../../store/schema.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import type { NewEvent } from '../events/event-log.ts';
 
 /** A contact.* webhook event: the contact as it stands, with its segments. */
@@ -11,6 +12,7 @@ export async function contactEvent(tx: Tx, type: 'contact.created' | 'contact.up
   const segmentIds = await segments.segmentIdsOf(tx, contact.id);
   const { id, email, first_name, last_name, created_at } = contact;
   return {
+    project: UNSCOPED_PROJECT,
     type,
     data: {
       id,
@@ -28,5 +30,5 @@ export async function contactEvent(tx: Tx, type: 'contact.created' | 'contact.up
 
 /** contact.topics.updated: the topics whose subscription just changed. */
 export function topicsEvent(email: string, topics: { topic_id: string; subscription: Subscription }[]): NewEvent {
-  return { type: 'contact.topics.updated', data: { email, topics: topics.map((t) => ({ id: t.topic_id, subscription: t.subscription })) } };
+  return { project: UNSCOPED_PROJECT, type: 'contact.topics.updated', data: { email, topics: topics.map((t) => ({ id: t.topic_id, subscription: t.subscription })) } };
 }

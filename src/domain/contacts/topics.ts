@@ -7,6 +7,7 @@ import * as store from '../../store/topics.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
 import type { WebhookEventType } from '../webhooks/event-types.ts';
 import { topicsEvent } from './contact-events.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import { checkTopicRefs, findContactOrThrow, type TopicRef } from './contact-input.ts';
 
 export interface TopicInput {
@@ -33,6 +34,7 @@ function checkChoice<T extends string>(value: string, field: string, choices: st
 function topicEvent(type: WebhookEventType, topic: store.TopicRow, at: string): NewEvent {
   const { id, name, description, default_subscription, visibility, created_at } = topic;
   return {
+    project: UNSCOPED_PROJECT,
     type,
     data: { id, name, description, default_subscription, visibility, deleted: type === 'topic.deleted', created_at: isoTime(created_at), updated_at: isoTime(at) },
   };

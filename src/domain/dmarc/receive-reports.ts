@@ -66,7 +66,7 @@ async function storeReport(ctx: Context, report: AggregateReport, addresses: Set
   };
   const stored = await ctx.writer.transaction(async (tx) => {
     if (!(await insertDmarcReport(tx, row, rows))) return false;
-    if (alarming) await logEvents(ctx, tx, [{ type: 'domain.dmarc_report', data }], at);
+    if (alarming) await logEvents(ctx, tx, [{ project: domain.project_id, type: 'domain.dmarc_report', data }], at);
     return true;
   });
   ctx.log.info(about, stored ? 'DMARC report stored' : 'DMARC report ignored: stored already');

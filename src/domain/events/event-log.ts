@@ -12,6 +12,8 @@ import { jobKey, jobRow } from '../../jobs/enqueue.ts';
 import type { WebhookEventType } from '../webhooks/event-types.ts';
 
 export interface NewEvent {
+  /** The project whose endpoints hear of it, and only those. */
+  project: string;
   type: WebhookEventType;
   data: Record<string, unknown>;
 }
@@ -20,10 +22,10 @@ export interface NewEvent {
 export function eventRows(ctx: Context, events: NewEvent[], subscribers: (type: WebhookEventType) => WebhookRow[], at: string): Rows {
   const rows: Required<Pick<Rows, 'events' | 'webhook_messages' | 'jobs'>> = { events: [], webhook_messages: [], jobs: [] };
   for (const event of events) {
-    const webhooks = subscribers(event.type);
+    const webhooks = subscribers(event.type).filter((webhook) => webhook.project_id === event.project);
     if (webhooks.length === 0) continue;
     const id = newId();
-    rows.events.push(eventToTable({ id, type: event.type, created_at: at, data: event.data }));
+    rows.events.push(eventToTable({ id, project_id: event.project, type: event.type, created_at: at, data: event.data }));
     for (const webhook of webhooks) {
       const messageId = newId();
       rows.webhook_messages.push({ id: messageId, webhook_id: webhook.id, event_id: id, status: 'pending', next_attempt_at: at, created_at: at });

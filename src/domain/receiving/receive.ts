@@ -7,12 +7,14 @@ import { asBuffer } from '../../threads.ts';
 import { prepareReport } from '../bounces/reports.ts';
 import { logEvents, type NewEvent } from '../events/event-log.ts';
 import { receivedRows } from '../metrics/rollup.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import type { Envelope } from './read-message.ts';
 
 /** The `email.received` webhook: who and what, no body (the application fetches it). */
 function receivedEvent(email: ReceivedEmailRow, attachments: ReceivedAttachmentRow[]): NewEvent {
   const { id, created_at, from, to, bcc, cc, received_for, message_id, subject } = email;
   return {
+    project: UNSCOPED_PROJECT,
     type: 'email.received',
     data: {
       email_id: id,

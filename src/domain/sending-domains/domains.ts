@@ -141,7 +141,7 @@ export function domainEvent(ctx: Context, type: 'domain.created' | 'domain.updat
   const { id, name, status, created_at, region, capabilities, records, sending_paused } = toDomain(ctx, row);
   const data = { id, name, status, created_at: isoTime(created_at), region, capabilities, records };
   // Mailroom's: whether the guards hold its marketing mail, on the changes of a domain.
-  return { type, data: type === 'domain.updated' ? { ...data, sending_paused } : data };
+  return { project: row.project_id, type, data: type === 'domain.updated' ? { ...data, sending_paused } : data };
 }
 
 /** The id and time a tracking subdomain set for the first time gets (tracking-domains.ts): none for other changes. */

@@ -70,7 +70,7 @@ export async function deliverWebhook(ctx: Context, attempt: Attempt<'deliver-web
 async function updateHealth(ctx: Context, tx: Tx, webhook: WebhookRow, ok: boolean, at: number): Promise<void> {
   if (ok) {
     if (webhook.failing_since !== null) {
-      await updateWebhook(tx, webhook.id, { failing_since: null });
+      await updateWebhook(tx, webhook.project_id, webhook.id, { failing_since: null });
       ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
     }
     return;
@@ -78,12 +78,12 @@ async function updateHealth(ctx: Context, tx: Tx, webhook: WebhookRow, ok: boole
   const since = webhook.failing_since ?? at;
   if (at - since < ctx.config.webhooks.disableAfterMs) {
     if (webhook.failing_since === null) {
-      await updateWebhook(tx, webhook.id, { failing_since: since });
+      await updateWebhook(tx, webhook.project_id, webhook.id, { failing_since: since });
       ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
     }
     return;
   }
   const days = Math.round(ctx.config.webhooks.disableAfterMs / 86_400_000);
-  await updateWebhook(tx, webhook.id, { status: 'disabled', disabled_reason: `Every delivery failed for ${days} day${days === 1 ? '' : 's'}, since ${toTimestamp(since)}.` });
+  await updateWebhook(tx, webhook.project_id, webhook.id, { status: 'disabled', disabled_reason: `Every delivery failed for ${days} day${days === 1 ? '' : 's'}, since ${toTimestamp(since)}.` });
   ctx.writer.afterCommit(tx, () => ctx.webhooks.clear());
 }

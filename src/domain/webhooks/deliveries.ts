@@ -12,25 +12,25 @@ export function envelopeOf(event: { type: string; created_at: string; data: Reco
   return { type: event.type, created_at: isoTime(event.created_at), data: event.data };
 }
 
-async function webhookOrThrow(ctx: Context, webhookId: string): Promise<void> {
-  if (!(await findWebhook(ctx.db, webhookId))) throw notFound('Webhook');
+async function webhookOrThrow(ctx: Context, project: string, webhookId: string): Promise<void> {
+  if (!(await findWebhook(ctx.db, project, webhookId))) throw notFound('Webhook');
 }
 
-async function messageOrThrow(ctx: Context, webhookId: string, eventId: string) {
-  await webhookOrThrow(ctx, webhookId);
+async function messageOrThrow(ctx: Context, project: string, webhookId: string, eventId: string) {
+  await webhookOrThrow(ctx, project, webhookId);
   const message = await events.findEndpointMessage(ctx.db, webhookId, eventId);
   if (!message) throw notFound('Webhook event');
   return message;
 }
 
-export async function listWebhookEvents(ctx: Context, webhookId: string, page: PageRequest) {
-  await webhookOrThrow(ctx, webhookId);
+export async function listWebhookEvents(ctx: Context, project: string, webhookId: string, page: PageRequest) {
+  await webhookOrThrow(ctx, project, webhookId);
   return events.listEndpointEvents(ctx.db, webhookId, page);
 }
 
 /** One event as this endpoint got it (or will): where it stands, its next try, and the payload itself. */
-export async function getWebhookEvent(ctx: Context, webhookId: string, eventId: string) {
-  const message = await messageOrThrow(ctx, webhookId, eventId);
+export async function getWebhookEvent(ctx: Context, project: string, webhookId: string, eventId: string) {
+  const message = await messageOrThrow(ctx, project, webhookId, eventId);
   return {
     id: message.event_id,
     type: message.type,
@@ -41,8 +41,8 @@ export async function getWebhookEvent(ctx: Context, webhookId: string, eventId: 
   };
 }
 
-export async function listWebhookAttempts(ctx: Context, webhookId: string, eventId: string, page: PageRequest) {
-  const message = await messageOrThrow(ctx, webhookId, eventId);
+export async function listWebhookAttempts(ctx: Context, project: string, webhookId: string, eventId: string, page: PageRequest) {
+  const message = await messageOrThrow(ctx, project, webhookId, eventId);
   return events.listAttempts(ctx.db, message.id, page);
 }
 
@@ -57,8 +57,8 @@ export async function listEmailDeliveries(ctx: Context, emailId: string) {
   return messages.map((message) => ({ ...message, attempts: attempts.filter((a) => a.message_id === message.id) }));
 }
 
-export async function replayWebhookEvent(ctx: Context, webhookId: string, eventId: string): Promise<void> {
-  const message = await messageOrThrow(ctx, webhookId, eventId);
+export async function replayWebhookEvent(ctx: Context, project: string, webhookId: string, eventId: string): Promise<void> {
+  const message = await messageOrThrow(ctx, project, webhookId, eventId);
   const now = ctx.clock.now();
   await ctx.writer.transaction(async (tx) => {
     await events.setMessageStatus(tx, message.id, 'pending', toTimestamp(now));

@@ -6,7 +6,7 @@ import type { NewEvent } from '../events/event-log.ts';
 import { suppressedReason } from '../suppressions/suppressed-messages.ts';
 import type { WebhookEventType } from './event-types.ts';
 
-export type EventEmail = Pick<EmailRow, 'id' | 'from' | 'to' | 'subject' | 'message_id' | 'created_at' | 'broadcast_id' | 'template_id' | 'tags' | 'headers'>;
+export type EventEmail = Pick<EmailRow, 'project_id' | 'id' | 'from' | 'to' | 'subject' | 'message_id' | 'created_at' | 'broadcast_id' | 'template_id' | 'tags' | 'headers'>;
 
 /** The email states an application hears of, by their webhook event type. */
 const EVENT_TYPES: Partial<Record<EmailState, WebhookEventType>> = {
@@ -59,15 +59,15 @@ export function emailEvents(email: EventEmail, steps: { state: EmailState; respo
     const type = EVENT_TYPES[state];
     if (!type || seen.has(state)) continue;
     seen.add(state);
-    events.push({ type, data: { ...emailData(email), ...details(state, response) } });
+    events.push({ project: email.project_id, type, data: { ...emailData(email), ...details(state, response) } });
   }
   return events;
 }
 
 /** The webhook event of an open or a click (Resend's `email.opened`, and `email.clicked` with its `click`). */
 export function engagementEvents(email: EventEmail, engagement: Engagement, at: string): NewEvent[] {
-  if (engagement.type === 'opened') return [{ type: 'email.opened', data: emailData(email) }];
+  if (engagement.type === 'opened') return [{ project: email.project_id, type: 'email.opened', data: emailData(email) }];
   if (engagement.type !== 'clicked') return [];
   const click = { ipAddress: engagement.client?.ipAddress ?? '', link: engagement.link ?? '', timestamp: isoTime(at), userAgent: engagement.client?.userAgent ?? '' };
-  return [{ type: 'email.clicked', data: { ...emailData(email), click } }];
+  return [{ project: email.project_id, type: 'email.clicked', data: { ...emailData(email), click } }];
 }

@@ -63,20 +63,21 @@ function checkEndpoint(ctx: Context, endpoint: string): Promise<string> {
   return checkEndpointUrl(endpoint, ctx.config.allowPrivateWebhookUrls);
 }
 
-async function findOrThrow(ctx: Context, id: string): Promise<store.WebhookRow> {
-  const row = await store.findWebhook(ctx.db, id.toLowerCase());
+async function findOrThrow(ctx: Context, project: string, id: string): Promise<store.WebhookRow> {
+  const row = await store.findWebhook(ctx.db, project, id.toLowerCase());
   if (!row) throw notFound('Webhook');
   return row;
 }
 
 /** POST /webhooks: enabled from the start; the only answer but GET's that shows the secret. */
-export async function createWebhook(ctx: Context, input: CreateWebhookInput): Promise<{ id: string; signing_secret: string }> {
+export async function createWebhook(ctx: Context, project: string, input: CreateWebhookInput): Promise<{ id: string; signing_secret: string }> {
   const events = checkEvents(input.events);
   const endpoint = await checkEndpoint(ctx, input.endpoint);
   const id = newId();
   const secret = newSigningSecret();
   await store.insertWebhook(ctx.db, {
     id,
+    project_id: project,
     endpoint,
     events,
     status: 'enabled',
@@ -90,8 +91,8 @@ export async function createWebhook(ctx: Context, input: CreateWebhookInput): Pr
 }
 
 /** GET /webhooks/:id: with the secret in the clear, and why it was disabled (Mailroom's addition) when it is. */
-export async function getWebhook(ctx: Context, id: string) {
-  const row = await findOrThrow(ctx, id);
+export async function getWebhook(ctx: Context, project: string, id: string) {
+  const row = await findOrThrow(ctx, project, id);
   const webhook = {
     id: row.id,
     created_at: row.created_at,
@@ -104,8 +105,8 @@ export async function getWebhook(ctx: Context, id: string) {
 }
 
 /** GET /webhooks: each row with its secret in the clear, as Resend's list and the Python SDK's type have it. */
-export async function listWebhooks(ctx: Context, page: PageRequest) {
-  return mapPage(await store.listWebhooks(ctx.db, page), (row) => ({
+export async function listWebhooks(ctx: Context, project: string, page: PageRequest) {
+  return mapPage(await store.listWebhooks(ctx.db, project, page), (row) => ({
     object: 'webhook' as const,
     id: row.id,
     endpoint: row.endpoint,
@@ -120,8 +121,8 @@ export async function listWebhooks(ctx: Context, page: PageRequest) {
  * PATCH /webhooks/:id. Enabling clears why it was disabled and since when it has been failing, so that
  * an endpoint that was fixed starts afresh.
  */
-export async function updateWebhook(ctx: Context, id: string, input: UpdateWebhookInput): Promise<void> {
-  const row = await findOrThrow(ctx, id);
+export async function updateWebhook(ctx: Context, project: string, id: string, input: UpdateWebhookInput): Promise<void> {
+  const row = await findOrThrow(ctx, project, id);
   const changes: store.WebhookChanges = {};
   if (input.events !== undefined) changes.events = checkEvents(input.events);
   if (input.status !== undefined) {
@@ -131,21 +132,21 @@ export async function updateWebhook(ctx: Context, id: string, input: UpdateWebho
   }
   if (input.endpoint !== undefined) changes.endpoint = await checkEndpoint(ctx, input.endpoint);
   if (Object.keys(changes).length === 0) return;
-  if (!(await store.updateWebhook(ctx.db, row.id, changes))) throw notFound('Webhook');
+  if (!(await store.updateWebhook(ctx.db, project, row.id, changes))) throw notFound('Webhook');
   ctx.webhooks.clear();
 }
 
 /** DELETE /webhooks/:id: its pending deliveries go with it. */
-export async function deleteWebhook(ctx: Context, id: string): Promise<void> {
-  if (!(await store.deleteWebhook(ctx.db, id.toLowerCase()))) throw notFound('Webhook');
+export async function deleteWebhook(ctx: Context, project: string, id: string): Promise<void> {
+  if (!(await store.deleteWebhook(ctx.db, project, id.toLowerCase()))) throw notFound('Webhook');
   ctx.webhooks.clear();
 }
 
 /** POST /webhooks/:id/signing-secret/rotate: a new secret, in place of the old one at once. */
-export async function rotateSigningSecret(ctx: Context, id: string): Promise<{ id: string; signing_secret: string }> {
-  const row = await findOrThrow(ctx, id);
+export async function rotateSigningSecret(ctx: Context, project: string, id: string): Promise<{ id: string; signing_secret: string }> {
+  const row = await findOrThrow(ctx, project, id);
   const secret = newSigningSecret();
-  if (!(await store.updateWebhook(ctx.db, row.id, { signing_secret: sealed(ctx, row.id, secret) }))) throw notFound('Webhook');
+  if (!(await store.updateWebhook(ctx.db, project, row.id, { signing_secret: sealed(ctx, row.id, secret) }))) throw notFound('Webhook');
   ctx.webhooks.clear();
   return { id: row.id, signing_secret: secret };
 }

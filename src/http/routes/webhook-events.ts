@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as deliveries from '../../domain/webhooks/deliveries.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas/common.ts';
 
 const EventParams = Type.Object({ id: Str(MAX.id), event_id: Str(MAX.id) });
@@ -30,7 +31,7 @@ export function webhookEventRoutes(app: App, ctx: Context): void {
   app.get(
     `/webhooks/:id${UUID}/events`,
     { schema: { summary: 'List the events sent to a webhook', params: IdParams, querystring: PageQuery, response: { 200: listOfSchema(EventItem) } } },
-    async (request) => listOf(await deliveries.listWebhookEvents(ctx, request.params.id, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await deliveries.listWebhookEvents(ctx, projectOf(request), request.params.id, parsePage(request.query, { everything: false }))),
   );
 
   app.get(
@@ -49,14 +50,14 @@ export function webhookEventRoutes(app: App, ctx: Context): void {
         },
       },
     },
-    async (request) => ({ object: 'webhook_event' as const, ...(await deliveries.getWebhookEvent(ctx, request.params.id, request.params.event_id)) }),
+    async (request) => ({ object: 'webhook_event' as const, ...(await deliveries.getWebhookEvent(ctx, projectOf(request), request.params.id, request.params.event_id)) }),
   );
 
   app.post(
     `${EVENT}/replay`,
     { schema: { summary: 'Send an event to a webhook again', params: EventParams, response: { 200: Type.Object({ object: Type.Literal('webhook_event'), id: Type.String() }) } } },
     async (request) => {
-      await deliveries.replayWebhookEvent(ctx, request.params.id, request.params.event_id);
+      await deliveries.replayWebhookEvent(ctx, projectOf(request), request.params.id, request.params.event_id);
       return { object: 'webhook_event' as const, id: request.params.event_id };
     },
   );
@@ -64,6 +65,6 @@ export function webhookEventRoutes(app: App, ctx: Context): void {
   app.get(
     `${EVENT}/attempts`,
     { schema: { summary: 'List the attempts to deliver an event', params: EventParams, querystring: PageQuery, response: { 200: listOfSchema(Attempt) } } },
-    async (request) => listOf(await deliveries.listWebhookAttempts(ctx, request.params.id, request.params.event_id, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await deliveries.listWebhookAttempts(ctx, projectOf(request), request.params.id, request.params.event_id, parsePage(request.query, { everything: false }))),
   );
 }

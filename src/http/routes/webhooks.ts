@@ -4,6 +4,7 @@ import type { Context } from '../../context.ts';
 import * as webhooks from '../../domain/webhooks/endpoints.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/event-types.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas/common.ts';
 
 const Endpoint = Str(MAX.url, 'An absolute http(s) URL; loopback and private addresses only with MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS');
@@ -44,7 +45,7 @@ export function webhookRoutes(app: App, ctx: Context): void {
   app.post(
     '/webhooks',
     { schema: { summary: 'Create a webhook endpoint; the answer carries its signing secret', body: CreateBody, response: { 201: WithSecret } } },
-    async (request, reply) => reply.status(201).send({ object: 'webhook' as const, ...(await webhooks.createWebhook(ctx, request.body)) }),
+    async (request, reply) => reply.status(201).send({ object: 'webhook' as const, ...(await webhooks.createWebhook(ctx, projectOf(request), request.body)) }),
   );
 
   app.get(
@@ -56,13 +57,13 @@ export function webhookRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(WebhookItem) },
       },
     },
-    async (request) => listOf(await webhooks.listWebhooks(ctx, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await webhooks.listWebhooks(ctx, projectOf(request), parsePage(request.query, { everything: false }))),
   );
 
   app.get(
     `/webhooks/:id${UUID}`,
     { schema: { summary: 'Retrieve a webhook endpoint with its signing secret', params: IdParams, response: { 200: Webhook } } },
-    async (request) => ({ object: 'webhook' as const, ...(await webhooks.getWebhook(ctx, request.params.id)) }),
+    async (request) => ({ object: 'webhook' as const, ...(await webhooks.getWebhook(ctx, projectOf(request), request.params.id)) }),
   );
 
   app.patch(
@@ -76,7 +77,7 @@ export function webhookRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => {
-      await webhooks.updateWebhook(ctx, request.params.id, request.body);
+      await webhooks.updateWebhook(ctx, projectOf(request), request.params.id, request.body);
       return { object: 'webhook' as const, id: request.params.id };
     },
   );
@@ -85,7 +86,7 @@ export function webhookRoutes(app: App, ctx: Context): void {
     `/webhooks/:id${UUID}`,
     { schema: { summary: 'Delete a webhook endpoint and its deliveries', params: IdParams, response: { 200: deleted('webhook') } } },
     async (request) => {
-      await webhooks.deleteWebhook(ctx, request.params.id);
+      await webhooks.deleteWebhook(ctx, projectOf(request), request.params.id);
       return { object: 'webhook' as const, id: request.params.id, deleted: true };
     },
   );
@@ -99,6 +100,6 @@ export function webhookRoutes(app: App, ctx: Context): void {
         response: { 200: WithSecret },
       },
     },
-    async (request) => ({ object: 'webhook' as const, ...(await webhooks.rotateSigningSecret(ctx, request.params.id)) }),
+    async (request) => ({ object: 'webhook' as const, ...(await webhooks.rotateSigningSecret(ctx, projectOf(request), request.params.id)) }),
   );
 }
