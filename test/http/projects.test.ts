@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Resend } from 'resend';
 import { dialects, eventually, rowCount, startApp, type TestApp } from '../support/harness.ts';
+import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 const ADMIN_KEY = 're_admin_0123456789abcdefghijklmnopqrstuvwxyz';
@@ -136,6 +137,22 @@ for (const dialect of dialects) {
       assert.deepEqual([refused.error?.statusCode, refused.error?.name], [403, 'validation_error']);
       assert.match(refused.error!.message, /not one of this project's domains/);
       assert.ok((await a.emails.send({ from: 'news@a-sender.example', to: 'x@example.org', subject: 'mine', text: 'x' })).data?.id);
+    });
+
+    it('writes an email submitted over SMTP in the project of the key that signed in', async () => {
+      const submission = await startSubmission(t);
+      try {
+        const client = submissionClient(submission.port, (b as any).key as string);
+        const sent = await client.sendMail({ from: 'hello@example.com', to: 'x@example.org', subject: 'over SMTP, B', text: 'b' });
+        const id = idOf(sent.response)!;
+        assert.equal((await b.emails.get(id)).data?.subject, 'over SMTP, B');
+        assert.equal((await a.emails.get(id)).error?.statusCode, 404);
+        assert.ok(!(await a.emails.list()).data!.data.some((email) => email.id === id));
+        await assert.rejects(client.sendMail({ from: 'news@a-sender.example', to: 'x@example.org', subject: 'not mine', text: 'x' }), /550.*not one of this project's domains/);
+        client.close();
+      } finally {
+        await submission.close();
+      }
     });
 
     it('keeps webhooks apart: each project’s endpoints hear of its own events only, and see nothing of the other’s', async () => {
