@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Resend } from 'resend';
+import { cookiesOf, signIn } from '../support/dashboard-forms.ts';
 import { dialects, eventually, rowCount, startApp, type TestApp } from '../support/harness.ts';
 import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
@@ -195,6 +196,29 @@ for (const dialect of dialects) {
         await receiverA.close();
         await receiverB.close();
       }
+    });
+
+    it('shows a dashboard session its key’s project only', async () => {
+      const session = cookiesOf(await signIn(t, (b as any).key as string));
+      const page = async (path: string) => {
+        const response = await fetch(`${t.url}/dashboard${path}`, { headers: { cookie: session } });
+        return { status: response.status, text: await response.text() };
+      };
+      const domains = await page('/domains');
+      assert.match(domains.text, /b-hooks\.example/);
+      assert.doesNotMatch(domains.text, /a-project\.example|a-sender\.example/);
+      const emails = await page('/emails');
+      assert.match(emails.text, /B only/);
+      assert.doesNotMatch(emails.text, /A only|A later/);
+      const aEmail = (await a.emails.list()).data!.data[0]!;
+      assert.equal((await page(`/emails/${aEmail.id}`)).status, 404);
+      const aDomain = (await a.domains.list()).data!.data[0]!;
+      assert.equal((await page(`/domains/${aDomain.id}`)).status, 404);
+      const aHook = (await a.webhooks.list()).data!.data[0]!;
+      assert.equal((await page(`/webhooks/${aHook.id}`)).status, 404);
+      const keys = (await page('/api-keys')).text;
+      assert.ok(keys.includes(`/dashboard/api-keys/${bKeyId}/delete`));
+      for (const key of (await a.apiKeys.list()).data!.data) assert.ok(!keys.includes(key.id), `A's key ${key.name} is listed`);
     });
 
     it('refuses to delete a project with keys or domains, and with force removes it all in the background', async () => {
