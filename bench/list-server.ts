@@ -24,7 +24,7 @@ const ctx = await createContext(readConfig(process.env));
 await seedApiKey(ctx);
 const app = await buildApp(ctx);
 app.get('/bench/contacts-whole', { schema: { response: { 200: listOfSchema(ContactItem) } } }, async () => {
-  const columns = ['id', 'email', 'first_name', 'last_name', 'created_at', 'unsubscribed'] as const;
+  const columns = ['id', 'project_id', 'email', 'first_name', 'last_name', 'created_at', 'unsubscribed'] as const;
   const rows = await ctx.db.selectFrom('contacts').select(columns).orderBy('id', 'desc').execute();
   return listOf({ has_more: false, data: rows.map(toContactItem) });
 });

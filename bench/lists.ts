@@ -15,6 +15,7 @@ import { newId } from '../src/time/ids.ts';
 import type { Figure } from './delivery.ts';
 import type { ListServerStats } from './list-server.ts';
 import { BENCH_KEY } from './mailroom.ts';
+import { DEFAULT_PROJECT_ID } from '../src/store/projects.ts';
 
 const ROUNDS = 3;
 const WARM_UP = 20;
@@ -27,6 +28,7 @@ async function seed(databaseUrl: string, n: number): Promise<void> {
   for (let i = 0; i < n; i += 10_000) {
     const contacts = Array.from({ length: Math.min(10_000, n - i) }, (_, j) => ({
       id: newId(),
+      project_id: DEFAULT_PROJECT_ID,
       email: `contact${i + j}@example.com`,
       first_name: `First${i + j}`,
       last_name: `Last${i + j}`,

@@ -26,27 +26,29 @@ export async function insertProperty(db: Db, row: ContactPropertyRow): Promise<b
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
-export async function findProperty(db: Db, id: string): Promise<ContactPropertyRow | undefined> {
-  const row = await db.selectFrom('contact_properties').selectAll().where('id', '=', id).executeTakeFirst();
+/** The project's property of that id; another project's is none. */
+export async function findProperty(db: Db, project: string, id: string): Promise<ContactPropertyRow | undefined> {
+  const row = await db.selectFrom('contact_properties').selectAll().where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return row && fromTable(row);
 }
 
-export async function findPropertiesByKeys(db: Db, keys: string[]): Promise<ContactPropertyRow[]> {
+export async function findPropertiesByKeys(db: Db, project: string, keys: string[]): Promise<ContactPropertyRow[]> {
   if (keys.length === 0) return [];
-  const rows = await db.selectFrom('contact_properties').selectAll().where('key', 'in', keys).execute();
+  const rows = await db.selectFrom('contact_properties').selectAll().where('key', 'in', keys).where('project_id', '=', project).execute();
   return rows.map(fromTable);
 }
 
-export async function listProperties(db: Db, page: PageRequest) {
-  return mapPage(await selectPage(db.selectFrom('contact_properties').selectAll(), 'id', page), fromTable);
+export async function listProperties(db: Db, project: string, page: PageRequest) {
+  return mapPage(await selectPage(db.selectFrom('contact_properties').selectAll().where('project_id', '=', project), 'id', page), fromTable);
 }
 
-export async function setFallbackValue(db: Db, id: string, fallbackValue: PropertyValue | null): Promise<void> {
-  await db.updateTable('contact_properties').set({ fallback_value: json(fallbackValue) }).where('id', '=', id).execute();
+export async function setFallbackValue(db: Db, project: string, id: string, fallbackValue: PropertyValue | null): Promise<void> {
+  await db.updateTable('contact_properties').set({ fallback_value: json(fallbackValue) }).where('id', '=', id).where('project_id', '=', project).execute();
 }
 
 /** Deletes a property and every contact's value for it (cascade). */
-export async function deleteProperty(db: Db, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('contact_properties').where('id', '=', id).executeTakeFirst();
+/** False when the project has no such property. */
+export async function deleteProperty(db: Db, project: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('contact_properties').where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }

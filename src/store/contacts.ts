@@ -13,20 +13,31 @@ export interface PropertyValueRow extends Omit<ContactPropertyValueTable, 'value
   value: PropertyValue;
 }
 
-const COLUMNS = ['id', 'email', 'first_name', 'last_name', 'created_at', 'unsubscribed'] as const;
+const COLUMNS = ['id', 'project_id', 'email', 'first_name', 'last_name', 'created_at', 'unsubscribed'] as const;
 
-export async function findContactById(db: Db | Tx, id: string): Promise<ContactRow | undefined> {
+/** The project's contact of that id; another project's is none. */
+export async function findContactById(db: Db | Tx, project: string, id: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').select(COLUMNS).where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
+}
+
+/** The contact of that id in any project: for a link we signed, which holds the id (the unsubscribe page). */
+export async function findContactInAnyProject(db: Db | Tx, id: string): Promise<ContactRow | undefined> {
   return db.selectFrom('contacts').select(COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
-/** The contact with this (lowercased) email, if any. */
-export async function findContactByEmail(db: Db | Tx, email: string): Promise<ContactRow | undefined> {
-  return db.selectFrom('contacts').select(COLUMNS).where('email', '=', email).executeTakeFirst();
+/** Whether any project has a contact with this (lowercased) email: an address is one project's contact at most (docs/projects.md). */
+export async function contactEmailTaken(db: Db | Tx, email: string): Promise<boolean> {
+  return (await db.selectFrom('contacts').select('id').where('email', '=', email).executeTakeFirst()) !== undefined;
 }
 
-export async function findContactsByEmails(db: Db | Tx, emails: string[]): Promise<ContactRow[]> {
+/** The project's contact with this (lowercased) email, if any. */
+export async function findContactByEmail(db: Db | Tx, project: string, email: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').select(COLUMNS).where('email', '=', email).where('project_id', '=', project).executeTakeFirst();
+}
+
+export async function findContactsByEmails(db: Db | Tx, project: string, emails: string[]): Promise<ContactRow[]> {
   if (emails.length === 0) return [];
-  return db.selectFrom('contacts').select(COLUMNS).where('email', 'in', emails).execute();
+  return db.selectFrom('contacts').select(COLUMNS).where('email', 'in', emails).where('project_id', '=', project).execute();
 }
 
 /** Inserts a contact unless one has its email already; false when one had. */
@@ -52,13 +63,13 @@ export async function upsertContacts(tx: Tx, rows: ContactRow[]): Promise<void> 
   );
 }
 
-export async function updateContact(tx: Tx, id: string, changes: Partial<Omit<ContactRow, 'id' | 'created_at'>>): Promise<void> {
-  if (Object.keys(changes).length > 0) await tx.updateTable('contacts').set(changes).where('id', '=', id).execute();
+export async function updateContact(tx: Tx, project: string, id: string, changes: Partial<Omit<ContactRow, 'id' | 'project_id' | 'created_at'>>): Promise<void> {
+  if (Object.keys(changes).length > 0) await tx.updateTable('contacts').set(changes).where('id', '=', id).where('project_id', '=', project).execute();
 }
 
 /** Deletes a contact with its memberships, subscriptions and property values (cascade). */
-export async function deleteContact(db: Db | Tx, id: string): Promise<void> {
-  await db.deleteFrom('contacts').where('id', '=', id).execute();
+export async function deleteContact(db: Db | Tx, project: string, id: string): Promise<void> {
+  await db.deleteFrom('contacts').where('id', '=', id).where('project_id', '=', project).execute();
 }
 
 export interface ContactFilter {
@@ -71,8 +82,8 @@ function filtered<Q extends SelectQueryBuilder<Database, 'contacts', unknown>>(q
   return query.where(sql<boolean>`contacts.email like ${contains(filter.email.toLowerCase())} escape '\\'`) as Q;
 }
 
-export async function listContacts(db: Db, page: PageRequest, filter: ContactFilter = {}) {
-  return selectPage(filtered(db.selectFrom('contacts').select(COLUMNS), filter), 'id', page);
+export async function listContacts(db: Db, project: string, page: PageRequest, filter: ContactFilter = {}) {
+  return selectPage(filtered(db.selectFrom('contacts').select(COLUMNS).where('project_id', '=', project), filter), 'id', page);
 }
 
 /** A segment's contacts, read in contact-id order from the membership key: every page costs the same. */

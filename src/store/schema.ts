@@ -277,6 +277,7 @@ export interface TemplateVersionTable {
 /** Emails are stored lowercased, so that lookups and the unique index ignore case. */
 export interface ContactTable {
   id: string;
+  project_id: string;
   email: string;
   first_name: string | null;
   last_name: string | null;
@@ -286,6 +287,7 @@ export interface ContactTable {
 
 export interface SegmentTable {
   id: string;
+  project_id: string;
   name: string;
   created_at: string;
 }
@@ -299,6 +301,7 @@ export type Subscription = 'opt_in' | 'opt_out';
 
 export interface TopicTable {
   id: string;
+  project_id: string;
   name: string;
   description: string | null;
   default_subscription: Subscription;
@@ -314,6 +317,7 @@ export interface ContactTopicTable {
 
 export interface ContactPropertyTable {
   id: string;
+  project_id: string;
   key: string;
   type: 'string' | 'number';
   /** JSON: a string or a number, matching `type`; null when none. */

@@ -10,30 +10,31 @@ export async function insertSegment(db: Db, row: SegmentRow): Promise<void> {
   await db.insertInto('segments').values(row).execute();
 }
 
-export async function findSegment(db: Db, id: string): Promise<SegmentRow | undefined> {
-  return db.selectFrom('segments').selectAll().where('id', '=', id).executeTakeFirst();
+/** The project's segment of that id; another project's is none. */
+export async function findSegment(db: Db, project: string, id: string): Promise<SegmentRow | undefined> {
+  return db.selectFrom('segments').selectAll().where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
 }
 
-/** Which of these ids name a segment. */
-export async function findSegmentIds(db: Db, ids: string[]): Promise<Set<string>> {
+/** Which of these ids name a segment of the project. */
+export async function findSegmentIds(db: Db, project: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('segments').select('id').where('id', 'in', ids).execute();
+  const rows = await db.selectFrom('segments').select('id').where('id', 'in', ids).where('project_id', '=', project).execute();
   return new Set(rows.map((row) => row.id));
 }
 
-export async function listSegments(db: Db, page: PageRequest) {
-  return selectPage(db.selectFrom('segments').selectAll(), 'id', page);
+export async function listSegments(db: Db, project: string, page: PageRequest) {
+  return selectPage(db.selectFrom('segments').selectAll().where('project_id', '=', project), 'id', page);
 }
 
-/** Renames a segment; false when there is no such segment. */
-export async function renameSegment(db: Db, id: string, name: string): Promise<boolean> {
-  const result = await db.updateTable('segments').set({ name }).where('id', '=', id).executeTakeFirst();
+/** Renames a segment; false when the project has no such segment. */
+export async function renameSegment(db: Db, project: string, id: string, name: string): Promise<boolean> {
+  const result = await db.updateTable('segments').set({ name }).where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
 /** Deletes a segment and its memberships (cascade); the contacts stay. */
-export async function deleteSegment(db: Db, id: string): Promise<void> {
-  await db.deleteFrom('segments').where('id', '=', id).execute();
+export async function deleteSegment(db: Db, project: string, id: string): Promise<void> {
+  await db.deleteFrom('segments').where('id', '=', id).where('project_id', '=', project).execute();
 }
 
 /** Adds contacts to segments; memberships that exist already are left as they are. */

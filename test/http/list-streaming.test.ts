@@ -44,12 +44,13 @@ for (const dialect of dialects) {
       t = await startApp(dialect, { worker: false });
       everyone = (await t.resend.segments.create({ name: 'Even ones' })).data!.id;
       for (let i = 0; i < CONTACTS; i++) contacts.push(newId());
-      const segments = Array.from({ length: ROWS }, (_, i) => ({ id: newId(), name: `S${i}`, created_at: now }));
+      const segments = Array.from({ length: ROWS }, (_, i) => ({ id: newId(), project_id: DEFAULT_PROJECT_ID, name: `S${i}`, created_at: now }));
       const newest = contacts.at(-1)!;
       // Straight into the tables: thousands of rows in one transaction.
       await t.ctx.writer.insert({
         contacts: contacts.map((id, i) => ({
           id,
+          project_id: DEFAULT_PROJECT_ID,
           email: `c${i}@example.com`,
           first_name: `First${i}`,
           last_name: i % 3 === 0 ? null : `Last${i}`,
@@ -191,6 +192,7 @@ for (const dialect of dialects) {
       await t.ctx.writer.insert({
         contacts: Array.from({ length: SLICE_ROWS * 3 }, (_, i) => ({
           id: newId(),
+          project_id: DEFAULT_PROJECT_ID,
           email: `w${i}@example.com`,
           first_name: wide,
           last_name: null,

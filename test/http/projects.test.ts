@@ -198,6 +198,60 @@ for (const dialect of dialects) {
       }
     });
 
+    it('keeps contacts, segments, topics and properties apart: not listed, read, changed or deleted through the other', async () => {
+      const segment = (await a.segments.create({ name: 'A segment' })).data!;
+      const topic = (await a.topics.create({ name: 'A topic', defaultSubscription: 'opt_in' })).data!;
+      const property = (await a.contactProperties.create({ key: 'a_plan', type: 'string' })).data!;
+      const contact = (await a.contacts.create({ email: 'ann@a-project.example', firstName: 'Ann', segments: [{ id: segment.id }], properties: { a_plan: 'pro' } })).data!;
+      assert.ok(segment.id && topic.id && property.id && contact.id);
+      assert.deepEqual((await b.contacts.list()).data!.data, []);
+      assert.deepEqual((await b.segments.list()).data!.data, []);
+      assert.deepEqual((await b.topics.list()).data!.data, []);
+      assert.deepEqual((await b.contactProperties.list()).data!.data, []);
+      const missing = await b.contacts.get(MISSING_ID);
+      for (const foreign of [await b.contacts.get(contact.id), await b.contacts.get('ann@a-project.example')]) {
+        assert.deepEqual(foreign.error, missing.error);
+        assert.equal(foreign.error?.statusCode, 404);
+      }
+      const missingSegment = await b.segments.get(MISSING_ID);
+      assert.deepEqual((await b.segments.get(segment.id)).error, missingSegment.error);
+      assert.equal(missingSegment.error?.statusCode, 404);
+      assert.deepEqual((await b.topics.get(topic.id)).error, (await b.topics.get(MISSING_ID)).error);
+      assert.equal((await b.topics.get(topic.id)).error?.statusCode, 404);
+      assert.equal((await b.contactProperties.get(property.id)).error?.statusCode, 404);
+      assert.equal((await b.contacts.update({ id: contact.id, firstName: 'Mallory' })).error?.statusCode, 404);
+      assert.equal((await b.topics.update({ id: topic.id, name: 'Taken' })).error?.statusCode, 404);
+      assert.equal((await b.contactProperties.update({ id: property.id, fallbackValue: 'x' })).error?.statusCode, 404);
+      assert.equal((await b.contacts.segments.list({ contactId: contact.id })).error?.statusCode, 404);
+      assert.equal((await b.contacts.topics.list({ id: contact.id })).error?.statusCode, 404);
+      assert.equal((await b.contacts.list({ segmentId: segment.id })).error?.statusCode, 404);
+      // B's own contact cannot join A's segment or topic: they are missing ids to B.
+      const bContact = (await b.contacts.create({ email: 'bob@b-project.example' })).data!;
+      assert.equal((await b.contacts.segments.add({ contactId: bContact.id, segmentId: segment.id })).error?.statusCode, 404);
+      assert.deepEqual((await b.contacts.topics.list({ id: bContact.id })).data!.data, [], 'A’s topic is not offered to B’s contact');
+      const joined = await b.contacts.create({ email: 'bea@b-project.example', segments: [{ id: segment.id }], topics: [{ id: topic.id, subscription: 'opt_out' }] });
+      assert.equal(joined.error?.statusCode, 422);
+      // Deleting is idempotent, as Resend's: another project's contact or segment answers as a missing one, and stays.
+      const deletedMissing = await b.contacts.remove(MISSING_ID);
+      const deletedForeign = await b.contacts.remove(contact.id);
+      assert.deepEqual(Object.keys(deletedForeign.data!).sort(), Object.keys(deletedMissing.data!).sort());
+      assert.ok(!('id' in deletedForeign.data!), 'no id: nothing was deleted');
+      await b.segments.remove(segment.id);
+      assert.equal((await b.topics.remove(topic.id)).error?.statusCode, 404);
+      assert.equal((await b.contactProperties.remove(property.id)).error?.statusCode, 404);
+      const still = (await a.contacts.get(contact.id)).data!;
+      assert.equal(still.first_name, 'Ann');
+      assert.deepEqual(still.properties, { a_plan: { value: 'pro', type: 'string' } });
+      assert.equal((await a.segments.get(segment.id)).data?.name, 'A segment');
+      assert.equal((await a.topics.get(topic.id)).data?.name, 'A topic');
+      assert.equal((await a.contactProperties.get(property.id)).data?.key, 'a_plan');
+      assert.deepEqual((await a.contacts.list()).data!.data.map((c) => c.id), [contact.id]);
+      assert.equal((await a.contacts.get(bContact.id)).error?.statusCode, 404);
+      // An address is one project's contact at most until contacts are unique per project: refused, not a 500.
+      const taken = await b.contacts.create({ email: 'ann@a-project.example' });
+      assert.deepEqual([taken.error?.statusCode, taken.error?.name], [422, 'validation_error']);
+    });
+
     it('shows a dashboard session its key’s project only', async () => {
       const session = cookiesOf(await signIn(t, (b as any).key as string));
       const page = async (path: string) => {

@@ -13,6 +13,7 @@ import { pager, readPage } from '../paging.ts';
 import { pathId } from '../path-id.ts';
 import { automationRunPages } from './automation-runs.ts';
 import { graphDrawing, stepsTable, type ReferenceNames } from './automation-graph.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 // Automations: the list, and an automation's page (its graph drawn, its steps, its runs, and Stop),
 // over the domain functions of GET /automations, GET /automations/:id, its /runs and /stop.
@@ -41,7 +42,7 @@ async function referenceNames(ctx: Context, steps: Step[]): Promise<ReferenceNam
   const refs = new Map<string, () => Promise<{ name: string }>>();
   for (const step of steps) {
     if (step.type === 'send_email') refs.set(`template:${step.config.template.id}`, () => getTemplate(ctx, step.config.template.id));
-    if (step.type === 'add_to_segment') refs.set(`segment:${step.config.segment_id}`, () => findSegmentOrThrow(ctx, step.config.segment_id));
+    if (step.type === 'add_to_segment') refs.set(`segment:${step.config.segment_id}`, () => findSegmentOrThrow(ctx, UNSCOPED_PROJECT, step.config.segment_id));
   }
   const names = await Promise.all([...refs].map(([ref, find]) => find().then((row): [string, string][] => [[ref, row.name]], () => [])));
   return new Map(names.flat());

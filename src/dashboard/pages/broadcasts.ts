@@ -12,6 +12,7 @@ import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 import { messageFrame, sandboxedHtml } from '../message-view.ts';
 import { pager, readPage } from '../paging.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 // Broadcasts: the list, and a broadcast's detail (its content, what became of its emails, and send,
 // schedule or cancel), over the same domain functions as GET /broadcasts, GET /broadcasts/:id, and
@@ -67,7 +68,7 @@ export function broadcastPages(app: App, ctx: Context): void {
   app.get('/broadcasts', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Query;
     const result = await broadcasts.listBroadcasts(ctx, readPage(query, PAGE_SIZE));
-    const segments = await namesOf(result.data.map((b) => b.segment_id), (id) => findSegmentOrThrow(ctx, id));
+    const segments = await namesOf(result.data.map((b) => b.segment_id), (id) => findSegmentOrThrow(ctx, UNSCOPED_PROJECT, id));
     const rows = result.data.length
       ? result.data.map(
           (b) => html`<tr>
@@ -94,8 +95,8 @@ ${pager('/dashboard/broadcasts', query, result)}`;
     const query = request.query as Query;
     const broadcast = await broadcasts.getBroadcast(ctx, id);
     const [segments, topics, counts, recipients] = await Promise.all([
-      namesOf([broadcast.segment_id], (s) => findSegmentOrThrow(ctx, s)),
-      namesOf([broadcast.topic_id], (s) => findTopicOrThrow(ctx, s)),
+      namesOf([broadcast.segment_id], (s) => findSegmentOrThrow(ctx, UNSCOPED_PROJECT, s)),
+      namesOf([broadcast.topic_id], (s) => findTopicOrThrow(ctx, UNSCOPED_PROJECT, s)),
       countEmailsByStatus(ctx, id),
       listRecipients(ctx, id, readPage(query, RECIPIENTS_PAGE_SIZE)),
     ]);

@@ -28,12 +28,12 @@ const checkTopics = bodyCheck<{ topics: TopicRef[] }>(Type.Object({ topics: Topi
 export function contactDetailPages(app: App, ctx: Context): void {
   app.get('/contacts/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Contact');
-    const contact = await contacts.getContact(ctx, id);
+    const contact = await contacts.getContact(ctx, request.session!.projectId, id);
     const [memberOf, allSegments, subscriptions, properties] = await Promise.all([
-      segments.listContactSegments(ctx, id, EVERYTHING).then(allRows),
-      segments.listSegments(ctx, EVERYTHING).then(allRows),
-      topics.listContactTopics(ctx, id, FIRST_100),
-      listProperties(ctx, FIRST_100),
+      segments.listContactSegments(ctx, request.session!.projectId, id, EVERYTHING).then(allRows),
+      segments.listSegments(ctx, request.session!.projectId, EVERYTHING).then(allRows),
+      topics.listContactTopics(ctx, request.session!.projectId, id, FIRST_100),
+      listProperties(ctx, request.session!.projectId, FIRST_100),
     ]);
     const csrf = csrfField(request);
     const joinable = allSegments.filter((s) => !memberOf.some((m) => m.id === s.id));
@@ -96,24 +96,24 @@ ${subscriptions.has_more ? html`<p>The first 100 topics.</p>` : ''}
   app.post('/contacts/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Contact');
     const form = formOf(request);
-    const definitions = await listProperties(ctx, FIRST_100);
+    const definitions = await listProperties(ctx, request.session!.projectId, FIRST_100);
     const properties = Object.fromEntries(
       definitions.data.filter((p) => `property.${p.key}` in form).map((p) => [p.key, propertyValueOf(p.type, form[`property.${p.key}`])]),
     );
     const input = checkUpdate({ first_name: textOf(form.first_name), last_name: textOf(form.last_name), unsubscribed: form.unsubscribed === 'yes', properties });
-    await contacts.updateContact(ctx, id, input);
+    await contacts.updateContact(ctx, request.session!.projectId, id, input);
     return reply.redirect(`/dashboard/contacts/${id}?done=saved`, 303);
   });
 
   app.post('/contacts/:id/segments', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Contact');
-    await segments.addContactToSegment(ctx, id, formOf(request).segment_id ?? '');
+    await segments.addContactToSegment(ctx, request.session!.projectId, id, formOf(request).segment_id ?? '');
     return reply.redirect(`/dashboard/contacts/${id}?done=added`, 303);
   });
 
   app.post('/contacts/:id/segments/:segment_id/remove', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Contact');
-    await segments.removeContactFromSegment(ctx, id, pathId(request, 'segment_id', 'Segment'));
+    await segments.removeContactFromSegment(ctx, request.session!.projectId, id, pathId(request, 'segment_id', 'Segment'));
     return reply.redirect(`/dashboard/contacts/${id}?done=removed`, 303);
   });
 
@@ -122,7 +122,7 @@ ${subscriptions.has_more ? html`<p>The first 100 topics.</p>` : ''}
     const refs = Object.entries(formOf(request))
       .filter(([name]) => name.startsWith('topic.'))
       .map(([name, subscription]) => ({ id: name.slice('topic.'.length), subscription }));
-    await topics.updateContactTopics(ctx, id, checkTopics({ topics: refs as TopicRef[] }).topics);
+    await topics.updateContactTopics(ctx, request.session!.projectId, id, checkTopics({ topics: refs as TopicRef[] }).topics);
     return reply.redirect(`/dashboard/contacts/${id}?done=saved`, 303);
   });
 }

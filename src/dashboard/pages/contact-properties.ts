@@ -18,7 +18,7 @@ const checkProperty = bodyCheck<properties.ContactPropertyInput>(PropertyBody);
 export function contactPropertyPages(app: App, ctx: Context): void {
   app.get('/contacts/properties', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Form;
-    const result = await properties.listProperties(ctx, readPage(query, PAGE_SIZE));
+    const result = await properties.listProperties(ctx, request.session!.projectId, readPage(query, PAGE_SIZE));
     const csrf = csrfField(request);
     const rows = result.data.length
       ? result.data.map(
@@ -49,12 +49,12 @@ ${pager('/dashboard/contacts/properties', {}, result)}
   app.post('/contacts/properties', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const form = formOf(request);
     const type = form.type ?? '';
-    await properties.createProperty(ctx, checkProperty({ key: form.key?.trim() ?? '', type, fallback_value: propertyValueOf(type, form.fallback_value) }));
+    await properties.createProperty(ctx, request.session!.projectId, checkProperty({ key: form.key?.trim() ?? '', type, fallback_value: propertyValueOf(type, form.fallback_value) }));
     return reply.redirect('/dashboard/contacts/properties?done=created', 303);
   });
 
   app.post('/contacts/properties/:id/delete', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await properties.deleteProperty(ctx, pathId(request, 'id', 'Contact property'));
+    await properties.deleteProperty(ctx, request.session!.projectId, pathId(request, 'id', 'Contact property'));
     return reply.redirect('/dashboard/contacts/properties?done=deleted', 303);
   });
 }

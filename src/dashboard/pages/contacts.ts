@@ -24,7 +24,7 @@ export function contactPages(app: App, ctx: Context): void {
   app.get('/contacts', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Form;
     const email = query.email?.trim() || undefined;
-    const result = await contacts.listContacts(ctx, readPage(query, PAGE_SIZE), undefined, { email });
+    const result = await contacts.listContacts(ctx, request.session!.projectId, readPage(query, PAGE_SIZE), undefined, { email });
     const content = html`<form class="filters" method="get" action="/dashboard/contacts" role="search">
 <label>Email contains<input type="search" name="email" value="${email ?? ''}"></label>
 <button type="submit">Search</button> <a href="/dashboard/contacts">Clear</a>
@@ -44,12 +44,12 @@ ${pager('/dashboard/contacts', { email }, result)}
   // An email that is a contact already leads to that contact, as POST /contacts answers its id.
   app.post('/contacts', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const form = formOf(request);
-    const { id } = await contacts.createContact(ctx, checkCreate({ email: form.email ?? '', first_name: textOf(form.first_name), last_name: textOf(form.last_name) }));
+    const { id } = await contacts.createContact(ctx, request.session!.projectId, checkCreate({ email: form.email ?? '', first_name: textOf(form.first_name), last_name: textOf(form.last_name) }));
     return reply.redirect(`/dashboard/contacts/${id}?done=created`, 303);
   });
 
   app.post('/contacts/:id/delete', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await contacts.deleteContact(ctx, pathId(request, 'id', 'Contact'));
+    await contacts.deleteContact(ctx, request.session!.projectId, pathId(request, 'id', 'Contact'));
     return reply.redirect('/dashboard/contacts?done=deleted', 303);
   });
 

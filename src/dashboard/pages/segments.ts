@@ -20,7 +20,7 @@ const checkSegment = bodyCheck<{ name?: string }>(SegmentBody);
 export function segmentPages(app: App, ctx: Context): void {
   app.get('/contacts/segments', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Form;
-    const result = await segments.listSegments(ctx, readPage(query, PAGE_SIZE));
+    const result = await segments.listSegments(ctx, request.session!.projectId, readPage(query, PAGE_SIZE));
     const csrf = csrfField(request);
     const rows = result.data.length
       ? result.data.map(
@@ -46,14 +46,14 @@ ${pager('/dashboard/contacts/segments', {}, result)}
   });
 
   app.post('/contacts/segments', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const segment = await segments.createSegment(ctx, checkSegment({ name: formOf(request).name ?? '' }));
+    const segment = await segments.createSegment(ctx, request.session!.projectId, checkSegment({ name: formOf(request).name ?? '' }));
     return reply.redirect(`/dashboard/contacts/segments/${segment.id}?done=created`, 303);
   });
 
   app.get('/contacts/segments/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const segment = await segments.findSegmentOrThrow(ctx, pathId(request, 'id', 'Segment'));
+    const segment = await segments.findSegmentOrThrow(ctx, request.session!.projectId, pathId(request, 'id', 'Segment'));
     const query = request.query as Form;
-    const result = await contacts.listContacts(ctx, readPage(query, PAGE_SIZE), segment.id);
+    const result = await contacts.listContacts(ctx, request.session!.projectId, readPage(query, PAGE_SIZE), segment.id);
     const content = html`<dl class="facts"><dt>Id</dt><dd><code>${segment.id}</code></dd><dt>Created</dt><dd>${segment.created_at}</dd></dl>
 <h2>Contacts</h2>
 ${contactTable(result.data, `Contacts of ${segment.name}`)}
@@ -63,7 +63,7 @@ ${pager(`/dashboard/contacts/segments/${segment.id}`, {}, result)}
   });
 
   app.post('/contacts/segments/:id/delete', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await segments.deleteSegment(ctx, pathId(request, 'id', 'Segment'));
+    await segments.deleteSegment(ctx, request.session!.projectId, pathId(request, 'id', 'Segment'));
     return reply.redirect('/dashboard/contacts/segments?done=deleted', 303);
   });
 }

@@ -30,7 +30,7 @@ const options = (choices: readonly (readonly [string, string])[], current: strin
 export function topicPages(app: App, ctx: Context): void {
   app.get('/contacts/topics', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Form;
-    const result = await topics.listTopics(ctx, readPage(query, PAGE_SIZE));
+    const result = await topics.listTopics(ctx, request.session!.projectId, readPage(query, PAGE_SIZE));
     const rows = result.data.length
       ? result.data.map(
           (t) => html`<tr>
@@ -61,12 +61,12 @@ ${pager('/dashboard/contacts/topics', {}, result)}
   app.post('/contacts/topics', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const form = formOf(request);
     const input = { name: form.name?.trim() ?? '', description: textOf(form.description), default_subscription: form.default_subscription, visibility: form.visibility };
-    const { id } = await topics.createTopic(ctx, readTopicForm(input));
+    const { id } = await topics.createTopic(ctx, request.session!.projectId, readTopicForm(input));
     return reply.redirect(`/dashboard/contacts/topics/${id}?done=created`, 303);
   });
 
   app.get('/contacts/topics/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const topic = await topics.findTopicOrThrow(ctx, pathId(request, 'id', 'Topic'));
+    const topic = await topics.findTopicOrThrow(ctx, request.session!.projectId, pathId(request, 'id', 'Topic'));
     const csrf = csrfField(request);
     const content = html`<dl class="facts">
 <dt>Default subscription</dt><dd>${topic.default_subscription === 'opt_in' ? 'opted in' : 'opted out'} (fixed)</dd>
@@ -89,12 +89,12 @@ ${pager('/dashboard/contacts/topics', {}, result)}
   app.post('/contacts/topics/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Topic');
     const form = formOf(request);
-    await topics.updateTopic(ctx, id, readTopicForm({ name: form.name?.trim() ?? '', description: textOf(form.description), visibility: form.visibility }));
+    await topics.updateTopic(ctx, request.session!.projectId, id, readTopicForm({ name: form.name?.trim() ?? '', description: textOf(form.description), visibility: form.visibility }));
     return reply.redirect(`/dashboard/contacts/topics/${id}?done=saved`, 303);
   });
 
   app.post('/contacts/topics/:id/delete', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await topics.deleteTopic(ctx, pathId(request, 'id', 'Topic'));
+    await topics.deleteTopic(ctx, request.session!.projectId, pathId(request, 'id', 'Topic'));
     return reply.redirect('/dashboard/contacts/topics?done=deleted', 303);
   });
 }

@@ -12,6 +12,7 @@ import { findSegmentIds } from '../../store/segments.ts';
 import { findPublishedTemplate } from '../../store/templates.ts';
 import { checkGraph, triggerEvent, type Graph } from './graph.ts';
 import { cancelOpenSteps, graphOf } from './run-steps.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 const STATUSES = ['enabled', 'disabled'];
 const MAX_NAME = 255;
@@ -46,7 +47,7 @@ async function checkReferences(ctx: Context, graph: Graph): Promise<void> {
         }
       }
     }
-    if (step.type === 'add_to_segment' && !(await findSegmentIds(ctx.db, [step.config.segment_id.toLowerCase()])).size) {
+    if (step.type === 'add_to_segment' && !(await findSegmentIds(ctx.db, UNSCOPED_PROJECT, [step.config.segment_id.toLowerCase()])).size) {
       throw new AppError('validation_error', `Invalid step \`${step.key}\`: there is no segment with id \`${clip(step.config.segment_id)}\`.`);
     }
   }

@@ -171,7 +171,7 @@ async function contactUpdateStep(ctx: Context, config: ContactUpdateConfig, cont
   let changes: ContactChanges;
   try {
     const unsubscribed = pick('unsubscribed');
-    changes = await checkContactChanges(ctx, {
+    changes = await checkContactChanges(ctx, UNSCOPED_PROJECT, {
       first_name: pick('first_name') as string | null | undefined,
       last_name: pick('last_name') as string | null | undefined,
       unsubscribed: unsubscribed === undefined ? undefined : unsubscribed === true || unsubscribed === 'true',
@@ -191,7 +191,7 @@ const READS_SCOPE = new Set<StepType>(['send_email', 'condition', 'contact_updat
 
 async function work(ctx: Context, step: Step, run: runs.RunRow): Promise<Outcome> {
   // A delay or a wait's timeout reads nothing more.
-  const contact = READS_CONTACT.has(step.type) ? await findContactById(ctx.db, run.contact_id) : undefined;
+  const contact = READS_CONTACT.has(step.type) ? await findContactById(ctx.db, UNSCOPED_PROJECT, run.contact_id) : undefined;
   const event = parsed<RunEvent>(run.event)!;
   const scope: RuleScope = { event: event.payload, contact: READS_SCOPE.has(step.type) ? await contactScope(ctx.db, contact) : undefined };
   switch (step.type) {
@@ -212,7 +212,7 @@ async function work(ctx: Context, step: Step, run: runs.RunRow): Promise<Outcome
       if (!contact) return { status: 'skipped', output: { reason: 'The contact was deleted already.' }, branch: 'default' };
       return { status: 'completed', output: { contact_id: contact.id }, branch: 'default', write: (tx) => removeContact(ctx, tx, contact) };
     case 'add_to_segment': {
-      const segment = await findSegment(ctx.db, step.config.segment_id.toLowerCase());
+      const segment = await findSegment(ctx.db, UNSCOPED_PROJECT, step.config.segment_id.toLowerCase());
       if (!segment) return failed(new AppError('not_found', `Segment ${clip(step.config.segment_id)} not found`));
       if (!contact) return { status: 'skipped', output: { reason: 'The contact was deleted.' }, branch: 'default' };
       return {

@@ -18,6 +18,7 @@ import { checkEventName, checkPayload } from './custom-events.ts';
 import type { Graph, Step } from './graph.ts';
 import { advance, contactScope, graphOf, recordOutcome, stepJobKey, type RunEvent } from './run-steps.ts';
 import { evaluate } from './rules.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 export interface SendEventInput {
   event?: unknown;
@@ -93,10 +94,10 @@ export async function sendEvent(ctx: Context, input: SendEventInput): Promise<{ 
   const event: RunEvent = { name, payload: await checkPayload(ctx, name, input.payload) };
   await ctx.writer.transaction(async (tx) => {
     const now = ctx.clock.now();
-    let contact = 'id' in who ? await findContactById(tx, who.id) : await findContactByEmail(tx, who.email);
+    let contact = 'id' in who ? await findContactById(tx, UNSCOPED_PROJECT, who.id) : await findContactByEmail(tx, UNSCOPED_PROJECT, who.email);
     if (!contact && 'id' in who) throw notFound('Contact');
     const automations = await findTriggered(tx, name);
-    if (!contact && automations.length > 0) contact = await ensureContact(ctx, tx, (who as { email: string }).email);
+    if (!contact && automations.length > 0) contact = await ensureContact(ctx, tx, UNSCOPED_PROJECT, (who as { email: string }).email);
     if (!contact) return;
     for (const automation of automations) {
       await startRun(ctx, tx, automation, await graphOf(tx, automation.version_id), contact, event, now);

@@ -36,7 +36,7 @@ export type BroadcastContent = Pick<
 
 /** The segment a broadcast goes to must exist; `field` names it as the client did. */
 export async function checkSegment(ctx: Context, id: string, field: string): Promise<string> {
-  const segment = await findSegment(ctx.db, id.toLowerCase());
+  const segment = await findSegment(ctx.db, UNSCOPED_PROJECT, id.toLowerCase());
   if (!segment) throw invalidField(field, `there is no segment with id ${quoted(id)}.`);
   return segment.id;
 }
@@ -44,7 +44,7 @@ export async function checkSegment(ctx: Context, id: string, field: string): Pro
 /** A broadcast's topic must exist; null means none. */
 export async function existingTopicId(ctx: Context, id: string | null): Promise<string | null> {
   if (id === null) return null;
-  const topic = await findTopic(ctx.db, id.toLowerCase());
+  const topic = await findTopic(ctx.db, UNSCOPED_PROJECT, id.toLowerCase());
   if (!topic) throw invalidField('topic_id', `there is no topic with id ${quoted(id)}.`);
   return topic.id;
 }

@@ -42,11 +42,11 @@ const STATEMENT_RECIPIENTS = 100;
  * broadcast is no longer due (canceled meanwhile): then nothing is written.
  */
 async function startFanOut(ctx: Context, attempt: Attempt<'send-broadcast'>, broadcast: broadcasts.BroadcastRow): Promise<boolean> {
-  const properties = await findPropertiesByKeys(ctx.db, usedPropertyKeys(broadcast));
+  const properties = await findPropertiesByKeys(ctx.db, UNSCOPED_PROJECT, usedPropertyKeys(broadcast));
   const fallbacks = Object.fromEntries(properties.filter((p) => p.fallback_value !== null).map((p) => [p.key, p.fallback_value!]));
   // A topic deleted since the send was accepted: nobody has opted in to it any more.
   const gone = { id: broadcast.topic_id!, default_subscription: 'opt_out' as const };
-  const topic = broadcast.topic_id === null ? undefined : ((await findTopic(ctx.db, broadcast.topic_id)) ?? gone);
+  const topic = broadcast.topic_id === null ? undefined : ((await findTopic(ctx.db, UNSCOPED_PROJECT, broadcast.topic_id)) ?? gone);
   let started = false;
   const held = await attempt.checkpoint(async (tx) => {
     const changes = { status: 'sending' as const, property_fallbacks: fallbacks, fanout_cursor: null };

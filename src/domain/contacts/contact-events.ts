@@ -4,7 +4,6 @@ import type { ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import * as segments from '../../store/segments.ts';
 import type { Subscription } from '../../store/schema.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import type { NewEvent } from '../events/event-log.ts';
 
 /** A contact.* webhook event: the contact as it stands, with its segments. */
@@ -12,7 +11,7 @@ export async function contactEvent(tx: Tx, type: 'contact.created' | 'contact.up
   const segmentIds = await segments.segmentIdsOf(tx, contact.id);
   const { id, email, first_name, last_name, created_at } = contact;
   return {
-    project: UNSCOPED_PROJECT,
+    project: contact.project_id,
     type,
     data: {
       id,
@@ -29,6 +28,6 @@ export async function contactEvent(tx: Tx, type: 'contact.created' | 'contact.up
 }
 
 /** contact.topics.updated: the topics whose subscription just changed. */
-export function topicsEvent(email: string, topics: { topic_id: string; subscription: Subscription }[]): NewEvent {
-  return { project: UNSCOPED_PROJECT, type: 'contact.topics.updated', data: { email, topics: topics.map((t) => ({ id: t.topic_id, subscription: t.subscription })) } };
+export function topicsEvent(contact: Pick<ContactRow, 'project_id' | 'email'>, topics: { topic_id: string; subscription: Subscription }[]): NewEvent {
+  return { project: contact.project_id, type: 'contact.topics.updated', data: { email: contact.email, topics: topics.map((t) => ({ id: t.topic_id, subscription: t.subscription })) } };
 }

@@ -9,6 +9,7 @@ import type { PageRequest } from '../../store/paginate.ts';
 import { checkSegmentRefs, checkTopicRefs, type SegmentRef, type TopicRef } from './contact-input.ts';
 import { planColumns, type ColumnMap } from './import-rows.ts';
 import { enqueue, jobKey } from '../../jobs/enqueue.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 /** Resend's limit on the CSV of one import. */
 export const MAX_IMPORT_BYTES = 50 * 1024 * 1024;
@@ -50,9 +51,9 @@ export async function createImport(ctx: Context, input: ImportInput): Promise<{ 
   const map = input.column_map ?? {};
   const plan: store.ImportPlan = {
     on_conflict: onConflict,
-    ...planColumns(header, map, await findPropertiesByKeys(ctx.db, Object.keys(map.properties ?? {}))),
-    segments: await checkSegmentRefs(ctx, input.segments ?? [], 'segments'),
-    topics: await checkTopicRefs(ctx, input.topics ?? [], 'topics'),
+    ...planColumns(header, map, await findPropertiesByKeys(ctx.db, UNSCOPED_PROJECT, Object.keys(map.properties ?? {}))),
+    segments: await checkSegmentRefs(ctx, UNSCOPED_PROJECT, input.segments ?? [], 'segments'),
+    topics: await checkTopicRefs(ctx, UNSCOPED_PROJECT, input.topics ?? [], 'topics'),
   };
   const row: store.ImportRow = {
     id: newId(),

@@ -22,14 +22,14 @@ export function contactEmail(value: string, field = 'email'): string {
 }
 
 /** Paths name a contact by id or by email address (the SDK puts either there, unencoded). */
-export async function findContact(ctx: Context, idOrEmail: string): Promise<contacts.ContactRow | undefined> {
-  if (!idOrEmail.includes('@')) return contacts.findContactById(ctx.db, idOrEmail.toLowerCase());
+export async function findContact(ctx: Context, project: string, idOrEmail: string): Promise<contacts.ContactRow | undefined> {
+  if (!idOrEmail.includes('@')) return contacts.findContactById(ctx.db, project, idOrEmail.toLowerCase());
   const email = normalizeAddress(idOrEmail.trim())?.toLowerCase();
-  return email === undefined ? undefined : contacts.findContactByEmail(ctx.db, email);
+  return email === undefined ? undefined : contacts.findContactByEmail(ctx.db, project, email);
 }
 
-export async function findContactOrThrow(ctx: Context, idOrEmail: string): Promise<contacts.ContactRow> {
-  const contact = await findContact(ctx, idOrEmail);
+export async function findContactOrThrow(ctx: Context, project: string, idOrEmail: string): Promise<contacts.ContactRow> {
+  const contact = await findContact(ctx, project, idOrEmail);
   if (!contact) throw notFound('Contact');
   return contact;
 }
@@ -40,10 +40,11 @@ export async function findContactOrThrow(ctx: Context, idOrEmail: string): Promi
  */
 export async function checkPropertyValues(
   ctx: Context,
+  project: string,
   input: PropertyInput | undefined,
 ): Promise<{ set: Omit<contacts.PropertyValueRow, 'contact_id'>[]; unset: string[] }> {
   const entries = Object.entries(input ?? {});
-  const definitions = new Map((await findPropertiesByKeys(ctx.db, entries.map(([key]) => key))).map((p) => [p.key, p]));
+  const definitions = new Map((await findPropertiesByKeys(ctx.db, project, entries.map(([key]) => key))).map((p) => [p.key, p]));
   const set: Omit<contacts.PropertyValueRow, 'contact_id'>[] = [];
   const unset: string[] = [];
   for (const [key, value] of entries) {
@@ -61,9 +62,9 @@ export async function checkPropertyValues(
 }
 
 /** Segment references as `[{id}]` or `["id"]`; each must name a segment. */
-export async function checkSegmentRefs(ctx: Context, refs: SegmentRef[], field: string): Promise<string[]> {
+export async function checkSegmentRefs(ctx: Context, project: string, refs: SegmentRef[], field: string): Promise<string[]> {
   const ids = refs.map((ref) => (typeof ref === 'string' ? ref : ref.id).toLowerCase());
-  const known = await findSegmentIds(ctx.db, ids);
+  const known = await findSegmentIds(ctx.db, project, ids);
   ids.forEach((id, i) => {
     if (!known.has(id)) throw invalidField(`${field}[${i}]`, `there is no segment with id ${quoted(id)}.`);
   });
@@ -71,8 +72,8 @@ export async function checkSegmentRefs(ctx: Context, refs: SegmentRef[], field: 
 }
 
 /** Topic subscriptions `[{id, subscription}]`; each id must name a topic. */
-export async function checkTopicRefs(ctx: Context, refs: TopicRef[], field: string): Promise<Omit<ContactTopicTable, 'contact_id'>[]> {
-  const known = await findTopicIds(ctx.db, refs.map((ref) => ref.id.toLowerCase()));
+export async function checkTopicRefs(ctx: Context, project: string, refs: TopicRef[], field: string): Promise<Omit<ContactTopicTable, 'contact_id'>[]> {
+  const known = await findTopicIds(ctx.db, project, refs.map((ref) => ref.id.toLowerCase()));
   const byTopic = new Map<string, Subscription>();
   refs.forEach((ref, i) => {
     if (!known.has(ref.id.toLowerCase())) throw invalidField(`${field}[${i}].id`, `there is no topic with id ${quoted(ref.id)}.`);

@@ -20,20 +20,21 @@ function checkFallback(type: string, value: store.PropertyValue | null | undefin
   return value;
 }
 
-async function findPropertyOrThrow(ctx: Context, id: string): Promise<store.ContactPropertyRow> {
-  const property = await store.findProperty(ctx.db, id.toLowerCase());
+async function findPropertyOrThrow(ctx: Context, project: string, id: string): Promise<store.ContactPropertyRow> {
+  const property = await store.findProperty(ctx.db, project, id.toLowerCase());
   if (!property) throw notFound('Contact property');
   return property;
 }
 
 /** POST /contact-properties: a key (letters, digits, `_`), a type (string or number), an optional fallback of that type. */
-export async function createProperty(ctx: Context, input: ContactPropertyInput): Promise<{ id: string }> {
+export async function createProperty(ctx: Context, project: string, input: ContactPropertyInput): Promise<{ id: string }> {
   if (input.key === undefined) throw missingField('key');
   if (input.type === undefined) throw missingField('type');
   if (!KEY.test(input.key)) throw invalidField('key', 'use 1 to 50 letters, digits and underscores.');
   if (input.type !== 'string' && input.type !== 'number') throw invalidField('type', 'must be "string" or "number".');
   const row: store.ContactPropertyRow = {
     id: newId(),
+    project_id: project,
     key: input.key,
     type: input.type,
     fallback_value: checkFallback(input.type, input.fallback_value),
@@ -43,28 +44,28 @@ export async function createProperty(ctx: Context, input: ContactPropertyInput):
   return { id: row.id };
 }
 
-export async function getProperty(ctx: Context, id: string) {
-  return { object: 'contact_property' as const, ...(await findPropertyOrThrow(ctx, id)) };
+export async function getProperty(ctx: Context, project: string, id: string) {
+  return { object: 'contact_property' as const, ...(await findPropertyOrThrow(ctx, project, id)) };
 }
 
-export async function listProperties(ctx: Context, page: PageRequest) {
-  const result = await store.listProperties(ctx.db, page);
+export async function listProperties(ctx: Context, project: string, page: PageRequest) {
+  const result = await store.listProperties(ctx.db, project, page);
   return { has_more: result.has_more, data: result.data };
 }
 
 /** PATCH /contact-properties/:id: only the fallback changes; key and type are fixed. */
-export async function updateProperty(ctx: Context, id: string, input: ContactPropertyInput): Promise<void> {
-  const property = await findPropertyOrThrow(ctx, id);
+export async function updateProperty(ctx: Context, project: string, id: string, input: ContactPropertyInput): Promise<void> {
+  const property = await findPropertyOrThrow(ctx, project, id);
   for (const field of ['key', 'type'] as const) {
     if (input[field] !== undefined && input[field] !== property[field]) {
       throw invalidField(field, 'cannot be changed after the property is created.');
     }
   }
   if (input.fallback_value !== undefined) {
-    await store.setFallbackValue(ctx.db, property.id, checkFallback(property.type, input.fallback_value));
+    await store.setFallbackValue(ctx.db, project, property.id, checkFallback(property.type, input.fallback_value));
   }
 }
 
-export async function deleteProperty(ctx: Context, id: string): Promise<void> {
-  if (!(await store.deleteProperty(ctx.db, id.toLowerCase()))) throw notFound('Contact property');
+export async function deleteProperty(ctx: Context, project: string, id: string): Promise<void> {
+  if (!(await store.deleteProperty(ctx.db, project, id.toLowerCase()))) throw notFound('Contact property');
 }

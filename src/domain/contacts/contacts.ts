@@ -42,8 +42,18 @@ export interface UpdateContactInput {
   properties?: PropertyInput;
 }
 
-/** A contact as list rows show it. */
-export function toContactItem(row: contacts.ContactRow) {
+// Contacts' emails are unique across the install until their table is rebuilt per project (docs/projects.md).
+const takenElsewhere = (email: string) => new AppError('validation_error', `The email ${clip(email)} is a contact of another project.`);
+
+/** The project's contact with this email, after an insert found the email taken. */
+async function existingContact(tx: Tx, project: string, email: string): Promise<contacts.ContactRow> {
+  const contact = await contacts.findContactByEmail(tx, project, email);
+  if (!contact) throw takenElsewhere(email);
+  return contact;
+}
+
+/** A contact as list rows show it: its project is the caller's, not shown. */
+export function toContactItem({ project_id: _, ...row }: contacts.ContactRow) {
   return { ...row, unsubscribed: row.unsubscribed === 1 };
 }
 
@@ -52,16 +62,17 @@ export function toContactItem(row: contacts.ContactRow) {
  * creating one that exists answers its id and only adds it to the given segments; its fields, properties
  * and topic choices stay as they were.
  */
-export async function createContact(ctx: Context, input: CreateContactInput, segmentId?: string): Promise<{ id: string }> {
+export async function createContact(ctx: Context, project: string, input: CreateContactInput, segmentId?: string): Promise<{ id: string }> {
   if (input.email === undefined) throw missingField('email');
   const email = contactEmail(input.email);
-  if (segmentId !== undefined) await findSegmentOrThrow(ctx, segmentId);
+  if (segmentId !== undefined) await findSegmentOrThrow(ctx, project, segmentId);
   const refs = [...(input.segments ?? []), ...(input.audience_id ? [input.audience_id] : []), ...(segmentId ? [segmentId] : [])];
-  const segmentIds = await checkSegmentRefs(ctx, refs, 'segments');
-  const topics = await checkTopicRefs(ctx, input.topics ?? [], 'topics');
-  const properties = await checkPropertyValues(ctx, input.properties);
+  const segmentIds = await checkSegmentRefs(ctx, project, refs, 'segments');
+  const topics = await checkTopicRefs(ctx, project, input.topics ?? [], 'topics');
+  const properties = await checkPropertyValues(ctx, project, input.properties);
   const row: contacts.ContactRow = {
     id: newId(),
+    project_id: project,
     email,
     first_name: input.first_name ?? null,
     last_name: input.last_name ?? null,
@@ -70,7 +81,7 @@ export async function createContact(ctx: Context, input: CreateContactInput, seg
   };
   const id = await ctx.writer.transaction(async (tx) => {
     const created = await contacts.insertContact(tx, row);
-    const contactId = created ? row.id : (await contacts.findContactByEmail(tx, email))!.id;
+    const contactId = created ? row.id : (await existingContact(tx, project, email)).id;
     if (created) {
       await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contactId, ...p })));
       await setSubscriptions(tx, topics.map((t) => ({ contact_id: contactId, ...t })));
@@ -83,15 +94,15 @@ export async function createContact(ctx: Context, input: CreateContactInput, seg
 }
 
 /** The contact named by id or email; within an audience (legacy routes), only if it belongs there. */
-async function findScopedContact(ctx: Context, idOrEmail: string, segmentId: string | undefined) {
-  const contact = await findContactOrThrow(ctx, idOrEmail);
+async function findScopedContact(ctx: Context, project: string, idOrEmail: string, segmentId: string | undefined) {
+  const contact = await findContactOrThrow(ctx, project, idOrEmail);
   if (segmentId !== undefined && !(await segments.isMember(ctx.db, segmentId.toLowerCase(), contact.id))) throw notFound('Contact');
   return contact;
 }
 
 /** Resend's contact object, with `properties` as `{key: {value, type}}`. */
-export async function getContact(ctx: Context, idOrEmail: string, segmentId?: string) {
-  const contact = await findScopedContact(ctx, idOrEmail, segmentId);
+export async function getContact(ctx: Context, project: string, idOrEmail: string, segmentId?: string) {
+  const contact = await findScopedContact(ctx, project, idOrEmail, segmentId);
   const values = await contacts.findPropertyValues(ctx.db, contact.id);
   const properties = Object.fromEntries(values.map((v) => [v.key, { value: v.value, type: v.type }]));
   return { object: 'contact' as const, ...toContactItem(contact), properties };
@@ -99,25 +110,27 @@ export async function getContact(ctx: Context, idOrEmail: string, segmentId?: st
 
 /** A contact's changes, checked: its fields, and the property values to set and to clear. */
 export interface ContactChanges {
-  fields: Parameters<typeof contacts.updateContact>[2];
+  fields: Parameters<typeof contacts.updateContact>[3];
   properties: Awaited<ReturnType<typeof checkPropertyValues>>;
 }
 
 /** Checks the changes of a contact update (PATCH /contacts, an automation's contact_update step). */
-export async function checkContactChanges(ctx: Context, input: UpdateContactInput): Promise<ContactChanges> {
+export async function checkContactChanges(ctx: Context, project: string, input: UpdateContactInput): Promise<ContactChanges> {
   const fields: ContactChanges['fields'] = {};
   if (input.first_name !== undefined) fields.first_name = input.first_name;
   if (input.last_name !== undefined) fields.last_name = input.last_name;
   if (input.unsubscribed !== undefined) fields.unsubscribed = input.unsubscribed ? 1 : 0;
   if (input.email !== undefined) fields.email = contactEmail(input.email);
-  return { fields, properties: await checkPropertyValues(ctx, input.properties) };
+  return { fields, properties: await checkPropertyValues(ctx, project, input.properties) };
 }
 
 /** Writes checked changes of a contact in `tx`, with its contact.updated event. */
 export async function writeContactChanges(ctx: Context, tx: Tx, contact: contacts.ContactRow, { fields, properties }: ContactChanges): Promise<void> {
-  const owner = fields.email === undefined ? undefined : await contacts.findContactByEmail(tx, fields.email);
+  const project = contact.project_id;
+  const owner = fields.email === undefined ? undefined : await contacts.findContactByEmail(tx, project, fields.email);
   if (owner && owner.id !== contact.id) throw new AppError('validation_error', `Another contact has the email ${clip(owner.email)}.`);
-  await contacts.updateContact(tx, contact.id, fields);
+  if (fields.email !== undefined && !owner && (await contacts.contactEmailTaken(tx, fields.email))) throw takenElsewhere(fields.email);
+  await contacts.updateContact(tx, project, contact.id, fields);
   await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contact.id, ...p })));
   await contacts.deletePropertyValues(tx, contact.id, properties.unset);
   const at = toTimestamp(ctx.clock.now());
@@ -127,12 +140,13 @@ export async function writeContactChanges(ctx: Context, tx: Tx, contact: contact
 /** PATCH /contacts/:id_or_email: the fields given change; `null` clears a name or a property value. */
 export async function updateContact(
   ctx: Context,
+  project: string,
   idOrEmail: string,
   input: UpdateContactInput,
   segmentId?: string,
 ): Promise<{ id: string }> {
-  const contact = await findScopedContact(ctx, idOrEmail, segmentId);
-  const changes = await checkContactChanges(ctx, input);
+  const contact = await findScopedContact(ctx, project, idOrEmail, segmentId);
+  const changes = await checkContactChanges(ctx, project, input);
   await ctx.writer.transaction((tx) => writeContactChanges(ctx, tx, contact, changes));
   return { id: contact.id };
 }
@@ -141,8 +155,8 @@ export async function updateContact(
  * DELETE /contacts/:id_or_email. Idempotent, as Resend is: a contact that does not exist is reported
  * deleted. Within an audience (legacy routes), the contact leaves that audience only.
  */
-export async function deleteContact(ctx: Context, idOrEmail: string, segmentId?: string) {
-  const contact = await findContact(ctx, idOrEmail);
+export async function deleteContact(ctx: Context, project: string, idOrEmail: string, segmentId?: string) {
+  const contact = await findContact(ctx, project, idOrEmail);
   if (contact && segmentId !== undefined) await segments.removeMembership(ctx.db, segmentId.toLowerCase(), contact.id);
   else if (contact) {
     await ctx.writer.transaction((tx) => removeContact(ctx, tx, contact));
@@ -151,11 +165,11 @@ export async function deleteContact(ctx: Context, idOrEmail: string, segmentId?:
 }
 
 /** GET /contacts (optionally of one segment) and GET /segments/:id/contacts; the dashboard's search adds a filter. */
-export async function listContacts(ctx: Context, page: PageRequest, segmentId?: string, filter: contacts.ContactFilter = {}) {
+export async function listContacts(ctx: Context, project: string, page: PageRequest, segmentId?: string, filter: contacts.ContactFilter = {}) {
   const result =
     segmentId === undefined
-      ? await contacts.listContacts(ctx.db, page, filter)
-      : await contacts.listSegmentContacts(ctx.db, (await findSegmentOrThrow(ctx, segmentId)).id, page, filter);
+      ? await contacts.listContacts(ctx.db, project, page, filter)
+      : await contacts.listSegmentContacts(ctx.db, (await findSegmentOrThrow(ctx, project, segmentId)).id, page, filter);
   return mapPage(result, toContactItem);
 }
 
@@ -163,14 +177,14 @@ export async function listContacts(ctx: Context, page: PageRequest, segmentId?: 
 export async function removeContact(ctx: Context, tx: Tx, contact: contacts.ContactRow): Promise<void> {
   const at = toTimestamp(ctx.clock.now());
   const event = await contactEvent(tx, 'contact.deleted', contact, at);
-  await contacts.deleteContact(tx, contact.id);
+  await contacts.deleteContact(tx, contact.project_id, contact.id);
   await logEvents(ctx, tx, [event], at);
 }
 
 /** The contact with this (checked) email, created in `tx` with its contact.created event if there is none. */
-export async function ensureContact(ctx: Context, tx: Tx, email: string): Promise<contacts.ContactRow> {
-  const row: contacts.ContactRow = { id: newId(), email, first_name: null, last_name: null, unsubscribed: 0, created_at: toTimestamp(ctx.clock.now()) };
-  if (!(await contacts.insertContact(tx, row))) return (await contacts.findContactByEmail(tx, email))!;
+export async function ensureContact(ctx: Context, tx: Tx, project: string, email: string): Promise<contacts.ContactRow> {
+  const row: contacts.ContactRow = { id: newId(), project_id: project, email, first_name: null, last_name: null, unsubscribed: 0, created_at: toTimestamp(ctx.clock.now()) };
+  if (!(await contacts.insertContact(tx, row))) return existingContact(tx, project, email);
   await logEvents(ctx, tx, [await contactEvent(tx, 'contact.created', row, row.created_at)], row.created_at);
   return row;
 }

@@ -5,6 +5,7 @@ import type { ContactPropertyRow, PropertyValue } from '../../store/contact-prop
 import type { ContactRow, PropertyValueRow } from '../../store/contacts.ts';
 import type { ContactTopicTable, SegmentContactTable } from '../../store/schema.ts';
 import { normalizeAddress } from '../recipients/addresses.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 // How the rows of a contact import's CSV become contacts. Pure rules: the worker streams the CSV and
 // writes what these functions return.
@@ -121,6 +122,7 @@ export function mergeRows(rows: ImportRow[], existing: ContactRow[], plan: Impor
     }
     counts[current ? 'updated' : 'created']++;
     const contact: ContactRow = {
+      project_id: UNSCOPED_PROJECT,
       id: current?.id ?? newId(),
       email: row.email,
       first_name: row.first_name ?? current?.first_name ?? null,

@@ -10,6 +10,7 @@ import { addMemberships } from '../../store/segments.ts';
 import { setSubscriptions } from '../../store/topics.ts';
 import { CSV_OPTIONS } from './contact-imports.ts';
 import { mergeRows, readRow, type ImportRow } from './import-rows.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 /** Rows per transaction: large enough that commits are few, small enough that progress moves often. */
 const CHUNK_ROWS = 2000;
@@ -35,7 +36,7 @@ function chunkWrite(ctx: Context, importId: string, plan: imports.ImportPlan, re
   const rows = records.map((record) => readRow(record, plan)).filter((row): row is ImportRow => row !== undefined);
   const at = toTimestamp(ctx.clock.now());
   return async (tx) => {
-    const existing = await findContactsByEmails(tx, [...new Set(rows.map((row) => row.email))]);
+    const existing = await findContactsByEmails(tx, UNSCOPED_PROJECT, [...new Set(rows.map((row) => row.email))]);
     const write = mergeRows(rows, existing, plan, at);
     await upsertContacts(tx, write.contacts);
     await setPropertyValues(tx, write.values);

@@ -120,7 +120,7 @@ export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: S
 
   const id = submitted?.id ?? newId();
   const envelope = submitted?.envelope ?? envelopeRecipients([...to, ...cc, ...bcc]);
-  const topic = await topicRefusals(ctx, input.topic_id, envelope);
+  const topic = await topicRefusals(ctx, key.project_id, input.topic_id, envelope);
   const attachments = submitted
     ? submitted.attachments.map((a) => ({ ...a, email_id: id }))
     : await loadAttachments(id, input.attachments ?? [], ctx.config.allowPrivateAttachmentUrls);

@@ -19,7 +19,7 @@ export async function recordOutcomes(ctx: Context, tx: Tx, email: EventEmail, ou
     if (!origin) continue;
     await suppress(ctx, tx, { email: outcome.recipient, origin, sourceId: email.id }, at);
     if (origin !== 'complaint') continue;
-    const contact = await findContactByEmail(tx, outcome.recipient.toLowerCase());
+    const contact = await findContactByEmail(tx, email.project_id, outcome.recipient.toLowerCase());
     if (contact && !contact.unsubscribed) await unsubscribeContact(ctx, tx, contact, at);
   }
 }

@@ -23,6 +23,7 @@ import type { EmailTable, TopicTable } from '../../store/schema.ts';
 import { findSuppressedEmails } from '../../store/suppressions.ts';
 import { findTopic, findTopicSubscriptions, type TopicRow } from '../../store/topics.ts';
 import { suppressedMessage } from '../suppressions/suppressed-messages.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 type Topic = Pick<TopicTable, 'id' | 'default_subscription'>;
 
@@ -62,15 +63,15 @@ function blockReason(topic: TopicRow, contact: Subscriber | undefined): string |
  * The rules of a send with `topic_id`: every envelope address (to, cc and bcc) is judged on its own.
  * An unknown topic is refused.
  */
-export async function topicRefusals(ctx: Context, topicId: string | undefined, recipients: string[]): Promise<TopicCheck> {
+export async function topicRefusals(ctx: Context, project: string, topicId: string | undefined, recipients: string[]): Promise<TopicCheck> {
   if (topicId === undefined) return { topicId: null, blocked: new Map() };
-  const topic = await findTopic(ctx.db, topicId.toLowerCase());
+  const topic = await findTopic(ctx.db, project, topicId.toLowerCase());
   if (!topic) throw invalidField('topic_id', `there is no topic with id ${quoted(topicId)}.`);
   return { topicId: topic.id, blocked: await blockedBy(ctx, topic, recipients) };
 }
 
 async function blockedBy(ctx: Context, topic: TopicRow, recipients: string[]): Promise<Map<string, string>> {
-  const contacts = await findTopicSubscriptions(ctx.db, topic.id, recipients.map((address) => address.toLowerCase()));
+  const contacts = await findTopicSubscriptions(ctx.db, topic.project_id, topic.id, recipients.map((address) => address.toLowerCase()));
   const byEmail = new Map<string, Subscriber>(contacts.map((c) => [c.email, c]));
   const blocked = new Map<string, string>();
   for (const address of recipients) {
@@ -105,7 +106,7 @@ async function suppressed(ctx: Context, recipients: string[]): Promise<Map<strin
  */
 export async function refusedAtSend(
   ctx: Context,
-  email: Pick<EmailTable, 'topic_id' | 'broadcast_id'>,
+  email: Pick<EmailTable, 'project_id' | 'topic_id' | 'broadcast_id'>,
   recipients: string[],
 ): Promise<Map<string, Refusal>> {
   const refused = await suppressed(ctx, recipients);
@@ -127,7 +128,7 @@ export async function refusedToContact(
   const refusal = (await suppressed(ctx, [contact.email])).get(contact.email);
   if (refusal) return refusal;
   if (topicId !== undefined) {
-    const topic = await findTopic(ctx.db, topicId.toLowerCase());
+    const topic = await findTopic(ctx.db, UNSCOPED_PROJECT, topicId.toLowerCase());
     const reason = topic ? (await blockedBy(ctx, topic, [contact.email])).get(contact.email) : `Not sent: there is no topic ${topicId}.`;
     return reason === undefined ? undefined : { state: 'failed', reason };
   }
@@ -136,16 +137,16 @@ export async function refusedToContact(
 
 async function blockedAtSend(
   ctx: Context,
-  email: Pick<EmailTable, 'topic_id' | 'broadcast_id'>,
+  email: Pick<EmailTable, 'project_id' | 'topic_id' | 'broadcast_id'>,
   recipients: string[],
 ): Promise<Map<string, string>> {
   if (email.topic_id !== null) {
-    const topic = await findTopic(ctx.db, email.topic_id);
+    const topic = await findTopic(ctx.db, email.project_id, email.topic_id);
     if (topic) return blockedBy(ctx, topic, recipients);
     return new Map(recipients.map((address) => [address, `Not sent: the topic ${email.topic_id} was deleted.`]));
   }
   if (email.broadcast_id === null) return new Map();
-  const contacts = await findContactsByEmails(ctx.db, recipients.map((address) => address.toLowerCase()));
+  const contacts = await findContactsByEmails(ctx.db, email.project_id, recipients.map((address) => address.toLowerCase()));
   const unsubscribed = new Set(contacts.filter((c) => c.unsubscribed).map((c) => c.email));
   return new Map(recipients.filter((address) => unsubscribed.has(address.toLowerCase())).map((address) => [address, UNSUBSCRIBED]));
 }

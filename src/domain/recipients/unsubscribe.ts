@@ -2,7 +2,7 @@ import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { AppError, notFound } from '../../errors.ts';
 import { findBroadcastEmailTo } from '../../store/broadcast-reports.ts';
-import { findContactById, updateContact, type ContactRow } from '../../store/contacts.ts';
+import { findContactById, findContactInAnyProject, updateContact, type ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import { findEmailById } from '../../store/emails.ts';
 import { allRows } from '../../store/paginate.ts';
@@ -37,14 +37,14 @@ export interface Preferences {
 
 async function readLink(ctx: Context, token: string): Promise<{ claims: UnsubscribeClaims; contact: ContactRow }> {
   const claims = readUnsubscribeToken(unsubscribeKey(ctx.secret), token);
-  const contact = claims && (await findContactById(ctx.db, claims.contactId));
+  const contact = claims && (await findContactInAnyProject(ctx.db, claims.contactId));
   if (!claims || !contact) throw new AppError('not_found', 'This unsubscribe link is not valid, or its contact no longer exists.');
   return { claims, contact };
 }
 
 /** The topics the page shows a contact: the public ones, and the private ones it receives; oldest first. */
 async function shownTopics(ctx: Context, contact: ContactRow): Promise<Preferences['topics']> {
-  const all = await allRows(await listContactTopics(ctx.db, contact.id, { limit: undefined, after: undefined, before: undefined }));
+  const all = await allRows(await listContactTopics(ctx.db, contact.project_id, contact.id, { limit: undefined, after: undefined, before: undefined }));
   return all
     .filter((topic) => topic.visibility === 'public' || topic.subscription === 'opt_in')
     .reverse()
@@ -71,13 +71,13 @@ async function recordUnsubscribed(ctx: Context, tx: Tx, claims: UnsubscribeClaim
 }
 
 async function leaveTopic(ctx: Context, claims: UnsubscribeClaims, contact: ContactRow, topicId: string): Promise<string | undefined> {
-  const topic = await findTopic(ctx.db, topicId.toLowerCase());
+  const topic = await findTopic(ctx.db, contact.project_id, topicId.toLowerCase());
   if (!topic) return undefined;
   await ctx.writer.transaction(async (tx) => {
     const at = toTimestamp(ctx.clock.now());
     const change = { topic_id: topic.id, subscription: 'opt_out' as const };
     await setSubscriptions(tx, [{ contact_id: contact.id, ...change }]);
-    await logEvents(ctx, tx, [topicsEvent(contact.email, [change])], at);
+    await logEvents(ctx, tx, [topicsEvent(contact, [change])], at);
     await recordUnsubscribed(ctx, tx, claims, contact, at);
   });
   return `You will no longer receive ${topic.name}.`;
@@ -88,7 +88,7 @@ async function leaveTopic(ctx: Context, claims: UnsubscribeClaims, contact: Cont
  * the unsubscribe link's "everything", and a complaint (bounces/reports.ts).
  */
 export async function unsubscribeContact(ctx: Context, tx: Tx, contact: ContactRow, at: string): Promise<void> {
-  await updateContact(tx, contact.id, { unsubscribed: 1 });
+  await updateContact(tx, contact.project_id, contact.id, { unsubscribed: 1 });
   await logEvents(ctx, tx, [await contactEvent(tx, 'contact.updated', { ...contact, unsubscribed: 1 }, at)], at);
 }
 
@@ -122,5 +122,5 @@ export async function unsubscribe(ctx: Context, token: string, form: Unsubscribe
   } else {
     throw new AppError('malformed_request', 'Choose a topic to leave, or everything.');
   }
-  return preferencesOf(ctx, (await findContactById(ctx.db, contact.id)) ?? contact, done ?? 'There was nothing to change.');
+  return preferencesOf(ctx, (await findContactById(ctx.db, contact.project_id, contact.id)) ?? contact, done ?? 'There was nothing to change.');
 }

@@ -4,6 +4,7 @@ import type { Context } from '../../context.ts';
 import * as contacts from '../../domain/contacts/contacts.ts';
 import { Contact, ContactCreated, ContactDeleted, CreateContactBody, UpdateContactBody } from '../schemas/contacts.ts';
 import { IdParams, MAX, Str, UUID } from '../schemas/common.ts';
+import { projectOf } from '../auth.ts';
 
 // The legacy contact routes under an audience (older SDKs, and `audienceId` in the current one): the
 // global contacts, seen through one segment. Listing them is GET /audiences/:id/contacts (segments.ts).
@@ -25,13 +26,13 @@ export function audienceContactRoutes(app: App, ctx: Context): void {
       },
     },
     async (request, reply) =>
-      reply.status(201).send({ object: 'contact' as const, ...(await contacts.createContact(ctx, request.body, request.params.id)) }),
+      reply.status(201).send({ object: 'contact' as const, ...(await contacts.createContact(ctx, projectOf(request), request.body, request.params.id)) }),
   );
 
   app.get(
     `/audiences/:id${UUID}/contacts/:contact_id`,
     { schema: { summary: 'Retrieve a contact of an audience (deprecated)', params: AudienceContactParams, response: { 200: Contact } } },
-    async (request) => contacts.getContact(ctx, request.params.contact_id, request.params.id),
+    async (request) => contacts.getContact(ctx, projectOf(request), request.params.contact_id, request.params.id),
   );
 
   app.patch(
@@ -45,7 +46,7 @@ export function audienceContactRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => {
-      const { id } = await contacts.updateContact(ctx, request.params.contact_id, request.body, request.params.id);
+      const { id } = await contacts.updateContact(ctx, projectOf(request), request.params.contact_id, request.body, request.params.id);
       return { object: 'contact' as const, id };
     },
   );
@@ -59,6 +60,6 @@ export function audienceContactRoutes(app: App, ctx: Context): void {
         response: { 200: ContactDeleted },
       },
     },
-    async (request) => contacts.deleteContact(ctx, request.params.contact_id, request.params.id),
+    async (request) => contacts.deleteContact(ctx, projectOf(request), request.params.contact_id, request.params.id),
   );
 }

@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as properties from '../../domain/contacts/contact-properties.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { PropertyBody, PropertyValue } from '../schemas/contacts.ts';
 import { deleted, IdParams, listOfSchema, Nullable, objectId, UUID } from '../schemas/common.ts';
 
@@ -19,7 +20,7 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
     '/contact-properties',
     { schema: { summary: 'Create a contact property', body: PropertyBody, response: { 201: objectId('contact_property') } } },
     async (request, reply) =>
-      reply.status(201).send({ object: 'contact_property' as const, ...(await properties.createProperty(ctx, request.body)) }),
+      reply.status(201).send({ object: 'contact_property' as const, ...(await properties.createProperty(ctx, projectOf(request), request.body)) }),
   );
 
   app.get(
@@ -31,7 +32,7 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(PropertyItem) },
       },
     },
-    async (request) => listOf(await properties.listProperties(ctx, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await properties.listProperties(ctx, projectOf(request), parsePage(request.query, { everything: false }))),
   );
 
   app.get(
@@ -43,7 +44,7 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
         response: { 200: Type.Object({ object: Type.Literal('contact_property'), ...PropertyItem.properties }) },
       },
     },
-    async (request) => properties.getProperty(ctx, request.params.id),
+    async (request) => properties.getProperty(ctx, projectOf(request), request.params.id),
   );
 
   app.patch(
@@ -57,7 +58,7 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => {
-      await properties.updateProperty(ctx, request.params.id, request.body);
+      await properties.updateProperty(ctx, projectOf(request), request.params.id, request.body);
       return { object: 'contact_property' as const, id: request.params.id };
     },
   );
@@ -72,7 +73,7 @@ export function contactPropertyRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => {
-      await properties.deleteProperty(ctx, request.params.id);
+      await properties.deleteProperty(ctx, projectOf(request), request.params.id);
       return { object: 'contact_property' as const, id: request.params.id, deleted: true };
     },
   );

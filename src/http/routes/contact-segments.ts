@@ -4,6 +4,7 @@ import type { Context } from '../../context.ts';
 import * as segments from '../../domain/contacts/segments.ts';
 import { ContactParams, SegmentItem } from '../schemas/contacts.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { listOfSchema, MAX, Str, UUID } from '../schemas/common.ts';
 
 const MembershipParams = Type.Object({ ...ContactParams.properties, segment_id: Str(MAX.id) });
@@ -28,14 +29,14 @@ export function contactSegmentRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(SegmentItem) },
       },
     },
-    async (request, reply) => replyList(reply, await segments.listContactSegments(ctx, request.params.id, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await segments.listContactSegments(ctx, projectOf(request), request.params.id, parsePage(request.query, { everything: true }))),
   );
 
   app.post(
     `/contacts/:id/segments/:segment_id${UUID}`,
     { schema: { summary: 'Add a contact to a segment', params: MembershipParams, response: { 200: Membership } } },
     async (request) => {
-      const membership = await segments.addContactToSegment(ctx, request.params.id, request.params.segment_id);
+      const membership = await segments.addContactToSegment(ctx, projectOf(request), request.params.id, request.params.segment_id);
       return { object: 'contact_segment' as const, id: membership.segment_id, ...membership };
     },
   );
@@ -44,7 +45,7 @@ export function contactSegmentRoutes(app: App, ctx: Context): void {
     `/contacts/:id/segments/:segment_id${UUID}`,
     { schema: { summary: 'Remove a contact from a segment', params: MembershipParams, response: { 200: MembershipDeleted } } },
     async (request) => {
-      const membership = await segments.removeContactFromSegment(ctx, request.params.id, request.params.segment_id);
+      const membership = await segments.removeContactFromSegment(ctx, projectOf(request), request.params.id, request.params.segment_id);
       const id = membership.segment_id;
       return { object: 'contact_segment' as const, id, audienceId: id, ...membership, deleted: true };
     },

@@ -5,6 +5,7 @@ import type { TopicRef } from '../../domain/contacts/contact-input.ts';
 import * as topics from '../../domain/contacts/topics.ts';
 import { ContactParams, Subscription, TopicRefs } from '../schemas/contacts.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { listOfSchema, Nullable } from '../schemas/common.ts';
 import { compileCheck } from '../validation.ts';
 
@@ -48,7 +49,7 @@ export function contactTopicRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(ContactTopic) },
       },
     },
-    async (request) => listOf(await topics.listContactTopics(ctx, request.params.id, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await topics.listContactTopics(ctx, projectOf(request), request.params.id, parsePage(request.query, { everything: false }))),
   );
 
   app.patch(
@@ -58,7 +59,7 @@ export function contactTopicRoutes(app: App, ctx: Context): void {
       validatorCompiler: () => () => true,
     },
     async (request) => {
-      const result = await topics.updateContactTopics(ctx, request.params.id, readTopics(request.body));
+      const result = await topics.updateContactTopics(ctx, projectOf(request), request.params.id, readTopics(request.body));
       return { object: 'contact_topics' as const, contact_id: result.id, ...result };
     },
   );

@@ -12,6 +12,7 @@ import {
   UpdateContactBody,
 } from '../schemas/contacts.ts';
 import { parsePage, replyList } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { listOfSchema } from '../schemas/common.ts';
 
 export function contactRoutes(app: App, ctx: Context): void {
@@ -24,7 +25,7 @@ export function contactRoutes(app: App, ctx: Context): void {
         response: { 201: ContactCreated },
       },
     },
-    async (request, reply) => reply.status(201).send({ object: 'contact' as const, ...(await contacts.createContact(ctx, request.body)) }),
+    async (request, reply) => reply.status(201).send({ object: 'contact' as const, ...(await contacts.createContact(ctx, projectOf(request), request.body)) }),
   );
 
   app.get(
@@ -38,14 +39,14 @@ export function contactRoutes(app: App, ctx: Context): void {
     },
     async (request, reply) => {
       const { segment_id, audience_id } = request.query;
-      return replyList(reply, await contacts.listContacts(ctx, parsePage(request.query, { everything: true }), segment_id ?? audience_id));
+      return replyList(reply, await contacts.listContacts(ctx, projectOf(request), parsePage(request.query, { everything: true }), segment_id ?? audience_id));
     },
   );
 
   app.get(
     '/contacts/:id',
     { schema: { summary: 'Retrieve a contact by id or email', params: ContactParams, response: { 200: Contact } } },
-    async (request) => contacts.getContact(ctx, request.params.id),
+    async (request) => contacts.getContact(ctx, projectOf(request), request.params.id),
   );
 
   app.patch(
@@ -58,12 +59,12 @@ export function contactRoutes(app: App, ctx: Context): void {
         response: { 200: ContactCreated },
       },
     },
-    async (request) => ({ object: 'contact' as const, ...(await contacts.updateContact(ctx, request.params.id, request.body)) }),
+    async (request) => ({ object: 'contact' as const, ...(await contacts.updateContact(ctx, projectOf(request), request.params.id, request.body)) }),
   );
 
   app.delete(
     '/contacts/:id',
     { schema: { summary: 'Delete a contact by id or email', params: ContactParams, response: { 200: ContactDeleted } } },
-    async (request) => contacts.deleteContact(ctx, request.params.id),
+    async (request) => contacts.deleteContact(ctx, projectOf(request), request.params.id),
   );
 }

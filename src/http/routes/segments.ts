@@ -6,6 +6,7 @@ import { segmentsMetrics } from '../../domain/contacts/segment-metrics.ts';
 import * as segments from '../../domain/contacts/segments.ts';
 import { ContactItem, SegmentItem } from '../schemas/contacts.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { SegmentBody } from '../schemas/contacts.ts';
 import { deleted, IdParams, listOfSchema, MAX, objectId, Str, UUID } from '../schemas/common.ts';
 
@@ -31,7 +32,7 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
       },
     },
     async (request, reply) => {
-      const segment = await segments.createSegment(ctx, request.body);
+      const segment = await segments.createSegment(ctx, projectOf(request), request.body);
       return reply.status(201).send({ object, id: segment.id, name: segment.name });
     },
   );
@@ -46,7 +47,7 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
         response: { 200: listOfSchema(SegmentItem) },
       },
     },
-    async (request, reply) => replyList(reply, await segments.listSegments(ctx, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await segments.listSegments(ctx, projectOf(request), parsePage(request.query, { everything: true }))),
   );
 
   app.get(
@@ -58,14 +59,14 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
         response: { 200: Type.Object({ object: Type.Literal(object), ...SegmentItem.properties }) },
       },
     },
-    async (request) => ({ object, ...(await segments.findSegmentOrThrow(ctx, request.params.id)) }),
+    async (request) => ({ object, ...(await segments.findSegmentOrThrow(ctx, projectOf(request), request.params.id)) }),
   );
 
   app.delete(
     `${path}/:id${UUID}`,
     { schema: { summary: `Delete ${noun}; its contacts stay`, params: IdParams, response: { 200: deleted(object) } } },
     async (request) => {
-      await segments.deleteSegment(ctx, request.params.id);
+      await segments.deleteSegment(ctx, projectOf(request), request.params.id);
       return { object, id: request.params.id, deleted: true };
     },
   );
@@ -80,7 +81,7 @@ function segmentResource(app: App, ctx: Context, { path, object, noun }: Naming)
         response: { 200: listOfSchema(ContactItem) },
       },
     },
-    async (request, reply) => replyList(reply, await contacts.listContacts(ctx, parsePage(request.query, { everything: true }), request.params.id)),
+    async (request, reply) => replyList(reply, await contacts.listContacts(ctx, projectOf(request), parsePage(request.query, { everything: true }), request.params.id)),
   );
 }
 
@@ -118,7 +119,7 @@ export function segmentRoutes(app: App, ctx: Context): void {
     `/segments/:id${UUID}`,
     { schema: { summary: 'Rename a segment', params: IdParams, body: SegmentBody, response: { 200: objectId('segment') } } },
     async (request) => {
-      await segments.renameSegment(ctx, request.params.id, request.body);
+      await segments.renameSegment(ctx, projectOf(request), request.params.id, request.body);
       return { object: 'segment' as const, id: request.params.id };
     },
   );

@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as topics from '../../domain/contacts/topics.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
+import { projectOf } from '../auth.ts';
 import { TopicBody } from '../schemas/contacts.ts';
 import { deleted, IdParams, listOfSchema, Nullable, objectId, UUID } from '../schemas/common.ts';
 
@@ -19,7 +20,7 @@ export function topicRoutes(app: App, ctx: Context): void {
   app.post(
     '/topics',
     { schema: { summary: 'Create a topic', body: TopicBody, response: { 201: objectId('topic') } } },
-    async (request, reply) => reply.status(201).send({ object: 'topic' as const, ...(await topics.createTopic(ctx, request.body)) }),
+    async (request, reply) => reply.status(201).send({ object: 'topic' as const, ...(await topics.createTopic(ctx, projectOf(request), request.body)) }),
   );
 
   app.get(
@@ -31,7 +32,7 @@ export function topicRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(TopicItem) },
       },
     },
-    async (request) => listOf(await topics.listTopics(ctx, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await topics.listTopics(ctx, projectOf(request), parsePage(request.query, { everything: false }))),
   );
 
   app.get(
@@ -43,7 +44,7 @@ export function topicRoutes(app: App, ctx: Context): void {
         response: { 200: Type.Object({ object: Type.Literal('topic'), ...TopicItem.properties }) },
       },
     },
-    async (request) => ({ object: 'topic' as const, ...(await topics.findTopicOrThrow(ctx, request.params.id)) }),
+    async (request) => ({ object: 'topic' as const, ...(await topics.findTopicOrThrow(ctx, projectOf(request), request.params.id)) }),
   );
 
   app.patch(
@@ -57,7 +58,7 @@ export function topicRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => {
-      await topics.updateTopic(ctx, request.params.id, request.body);
+      await topics.updateTopic(ctx, projectOf(request), request.params.id, request.body);
       return { object: 'topic' as const, id: request.params.id };
     },
   );
@@ -66,7 +67,7 @@ export function topicRoutes(app: App, ctx: Context): void {
     `/topics/:id${UUID}`,
     { schema: { summary: 'Delete a topic and its subscriptions', params: IdParams, response: { 200: deleted('topic') } } },
     async (request) => {
-      await topics.deleteTopic(ctx, request.params.id);
+      await topics.deleteTopic(ctx, projectOf(request), request.params.id);
       return { object: 'topic' as const, id: request.params.id, deleted: true };
     },
   );

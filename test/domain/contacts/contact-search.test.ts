@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { listContacts } from '../../../src/domain/contacts/contacts.ts';
 import { dialects, startApp, type TestApp } from '../../support/harness.ts';
+import { DEFAULT_PROJECT_ID } from '../../../src/store/projects.ts';
 
 // The dashboard's search: part of an email, any case, LIKE's wildcards taken literally.
 for (const dialect of dialects) {
@@ -19,7 +20,7 @@ for (const dialect of dialects) {
 
     const page = { limit: 10, after: undefined, before: undefined };
     const emails = async (text: string, segmentId?: string) =>
-      (await listContacts(t.ctx, page, segmentId, { email: text })).data.map((c) => c.email).sort();
+      (await listContacts(t.ctx, DEFAULT_PROJECT_ID, page, segmentId, { email: text })).data.map((c) => c.email).sort();
 
     it('finds contacts whose email contains the text, whatever its case', async () => {
       assert.deepEqual(await emails('EXAMPLE.COM'), ['ada_l@example.com', 'adaxl@example.com']);
