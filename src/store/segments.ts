@@ -93,8 +93,8 @@ const countsOf = (row: { all_contacts: number | string; unsubscribers: number | 
   return { all_contacts: all, subscribers: all - unsubscribers, unsubscribers };
 };
 
-/** Each segment in scope with its contacts counted, newest segment first (or oldest, `ascending`). */
-export async function countSegmentContacts(db: Db, scope: SegmentCountScope, ascending: boolean) {
+/** Each of the project's segments in scope with its contacts counted, newest segment first (or oldest, `ascending`). */
+export async function countSegmentContacts(db: Db, project: string, scope: SegmentCountScope, ascending: boolean) {
   let query = db
     .selectFrom('segments')
     .leftJoin('segment_contacts', 'segment_contacts.segment_id', 'segments.id')
@@ -111,6 +111,7 @@ export async function countSegmentContacts(db: Db, scope: SegmentCountScope, asc
       sql<number | string>`count(contacts.id)`.as('all_contacts'),
       sql<number | string | null>`sum(case when contacts.unsubscribed = 1 then 1 else 0 end)`.as('unsubscribers'),
     ])
+    .where('segments.project_id', '=', project)
     .groupBy(['segments.id', 'segments.name', 'segments.created_at']);
   if (scope.segmentIds) query = query.where('segments.id', 'in', scope.segmentIds);
   const direction = ascending ? 'asc' : 'desc';
@@ -118,8 +119,8 @@ export async function countSegmentContacts(db: Db, scope: SegmentCountScope, asc
   return rows.map((row) => ({ id: row.id, name: row.name, ...countsOf(row) }));
 }
 
-/** The contacts in any segment in scope, each counted once. */
-export async function countContactsInSegments(db: Db, scope: SegmentCountScope): Promise<SegmentCounts> {
+/** The project's contacts in any segment in scope, each counted once. */
+export async function countContactsInSegments(db: Db, project: string, scope: SegmentCountScope): Promise<SegmentCounts> {
   let query = db
     .selectFrom('contacts')
     .select([sql<number | string>`count(*)`.as('all_contacts'), sql<number | string | null>`sum(case when contacts.unsubscribed = 1 then 1 else 0 end)`.as('unsubscribers')])
@@ -127,7 +128,8 @@ export async function countContactsInSegments(db: Db, scope: SegmentCountScope):
       let members = eb.selectFrom('segment_contacts').select('segment_contacts.contact_id').whereRef('segment_contacts.contact_id', '=', 'contacts.id');
       if (scope.segmentIds) members = members.where('segment_contacts.segment_id', 'in', scope.segmentIds);
       return eb.exists(members);
-    });
+    })
+    .where('contacts.project_id', '=', project);
   if (scope.from !== undefined) query = query.where('contacts.created_at', '>=', scope.from);
   if (scope.to !== undefined) query = query.where('contacts.created_at', '<', scope.to);
   return countsOf(await query.executeTakeFirstOrThrow());

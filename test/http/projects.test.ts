@@ -208,6 +208,9 @@ for (const dialect of dialects) {
       assert.deepEqual((await b.segments.list()).data!.data, []);
       assert.deepEqual((await b.topics.list()).data!.data, []);
       assert.deepEqual((await b.contactProperties.list()).data!.data, []);
+      const metrics = await fetch(`${t.url}/segments/metrics`, { headers: { authorization: `Bearer ${(b as any).key}` } });
+      const counted = (await metrics.json()) as any;
+      assert.deepEqual([metrics.status, counted.data, counted.totals.all_contacts], [200, [], 0], 'B counts none of A’s segments or contacts');
       const missing = await b.contacts.get(MISSING_ID);
       for (const foreign of [await b.contacts.get(contact.id), await b.contacts.get('ann@a-project.example')]) {
         assert.deepEqual(foreign.error, missing.error);

@@ -31,14 +31,14 @@ function segmentIdsOf(params: SegmentMetricsParams): string[] | undefined {
 }
 
 /** GET /segments/metrics: a row per segment (newest first by default) and totals counting each contact once. */
-export async function segmentsMetrics(ctx: Context, params: SegmentMetricsParams) {
+export async function segmentsMetrics(ctx: Context, project: string, params: SegmentMetricsParams) {
   if (params.sort_by !== undefined && params.sort_by !== 'date') throw invalidField('sort_by', 'must be "date" (when the segment was created).');
   if (params.sort_order !== undefined && !['asc', 'desc'].includes(params.sort_order)) throw invalidField('sort_order', 'must be "asc" or "desc".');
   const zone = zoneOf(params.timezone ?? 'UTC');
   const scope: SegmentCountScope = { segmentIds: segmentIdsOf(params) };
   if (params.start_date !== undefined) scope.from = toTimestamp(parseDateParam('start_date', params.start_date, zone));
   if (params.end_date !== undefined) scope.to = toTimestamp(parseDateParam('end_date', params.end_date, zone));
-  const [rows, totals] = await Promise.all([countSegmentContacts(ctx.db, scope, params.sort_order === 'asc'), countContactsInSegments(ctx.db, scope)]);
+  const [rows, totals] = await Promise.all([countSegmentContacts(ctx.db, project, scope, params.sort_order === 'asc'), countContactsInSegments(ctx.db, project, scope)]);
   return {
     object: 'segments_metrics' as const,
     totals,

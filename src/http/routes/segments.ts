@@ -109,7 +109,7 @@ export function segmentRoutes(app: App, ctx: Context): void {
   app.get(
     '/segments/metrics',
     { schema: { summary: "Segments' contacts now: all, subscribed and unsubscribed", querystring: SegmentMetricsQuery, response: { 200: SegmentMetrics } } },
-    async (request) => segmentsMetrics(ctx, request.query),
+    async (request) => segmentsMetrics(ctx, projectOf(request), request.query),
   );
 
   segmentResource(app, ctx, { path: '/segments', object: 'segment', noun: 'a segment' });
