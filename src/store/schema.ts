@@ -249,6 +249,7 @@ export interface IdempotencyKeyTable {
 
 export interface TemplateTable {
   id: string;
+  project_id: string;
   alias: string | null;
   name: string;
   /** The version GET shows and PATCH edits. */

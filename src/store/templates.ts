@@ -53,10 +53,10 @@ export async function insertTemplate(tx: Tx, template: TemplateRow, version: Ver
   await tx.insertInto('template_versions').values(toTable(version)).execute();
 }
 
-/** The template named by id or alias; `lock` holds its row until the transaction ends (PostgreSQL). */
-export async function findTemplate(db: Db | Tx, idOrAlias: string, lock = false): Promise<TemplateRow | undefined> {
+/** The project's template named by id or alias; `lock` holds its row until the transaction ends (PostgreSQL). */
+export async function findTemplate(db: Db | Tx, project: string, idOrAlias: string, lock = false): Promise<TemplateRow | undefined> {
   const [column, value] = byIdOrAlias(idOrAlias);
-  const query = db.selectFrom('templates as t').selectAll().where(column, '=', value);
+  const query = db.selectFrom('templates as t').selectAll().where(column, '=', value).where('t.project_id', '=', project);
   return (lock && isPostgres(db) ? query.forUpdate() : query).executeTakeFirst();
 }
 
@@ -66,29 +66,30 @@ export async function findVersion(db: Db | Tx, id: string): Promise<VersionRow |
   return row && fromTable(row);
 }
 
-/** The hot path of sending: one indexed read of the template and its published version. */
-export async function findPublishedTemplate(db: Db, idOrAlias: string): Promise<PublishedTemplate | undefined> {
+/** The hot path of sending: one indexed read of the project's template and its published version. */
+export async function findPublishedTemplate(db: Db, project: string, idOrAlias: string): Promise<PublishedTemplate | undefined> {
   const [column, value] = byIdOrAlias(idOrAlias);
   const row = await db
     .selectFrom('templates as t')
     .leftJoin('template_versions as v', 'v.id', 't.published_version_id')
     .select(['t.id as template_id', 'v.id', 'v.from', 'v.subject', 'v.reply_to', 'v.html', 'v.text', 'v.variables'])
     .where(column, '=', value)
+    .where('t.project_id', '=', project)
     .executeTakeFirst();
   if (!row) return undefined;
   const { template_id: templateId, id, html, variables, ...rest } = row;
   return { templateId, version: id === null ? undefined : fromTable({ id, html: html!, variables: variables!, ...rest }) };
 }
 
-/** A page of templates, without their content. */
-export async function listTemplates(db: Db, page: PageRequest) {
+/** A page of the project's templates, without their content. */
+export async function listTemplates(db: Db, project: string, page: PageRequest) {
   const columns = ['id', 'name', 'alias', 'published_version_id', 'published_at', 'created_at', 'updated_at'] as const;
-  return selectPage(db.selectFrom('templates').select(columns), 'id', page);
+  return selectPage(db.selectFrom('templates').select(columns).where('project_id', '=', project), 'id', page);
 }
 
 /** Changes a template's own row: name, alias, version pointers, times. */
-export async function updateTemplate(tx: Tx, id: string, changes: Partial<Omit<TemplateRow, 'id'>>): Promise<void> {
-  await tx.updateTable('templates').set(changes).where('id', '=', id).execute();
+export async function updateTemplate(tx: Tx, project: string, id: string, changes: Partial<Omit<TemplateRow, 'id' | 'project_id'>>): Promise<void> {
+  await tx.updateTable('templates').set(changes).where('id', '=', id).where('project_id', '=', project).execute();
 }
 
 /** Adds a draft version to a template. */
@@ -106,8 +107,8 @@ export async function deleteOtherVersions(tx: Tx, templateId: string, keep: stri
   await tx.deleteFrom('template_versions').where('template_id', '=', templateId).where('id', '!=', keep).execute();
 }
 
-/** Deletes a template with its versions; false when there is no such template. */
-export async function deleteTemplate(db: Db, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('templates').where('id', '=', id).executeTakeFirst();
+/** Deletes the project's template with its versions; false when it has no such template. */
+export async function deleteTemplate(db: Db, project: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('templates').where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }

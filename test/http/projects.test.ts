@@ -255,6 +255,39 @@ for (const dialect of dialects) {
       assert.deepEqual([taken.error?.statusCode, taken.error?.name], [422, 'validation_error']);
     });
 
+    it('keeps templates apart: not listed, read, changed, published, copied, deleted nor sent with through the other', async () => {
+      const template = (await a.templates.create({ name: 'A receipt', html: '<p>Paid</p>', subject: 'Receipt', alias: 'a-receipt' })).data!;
+      assert.ok((await a.templates.publish(template.id)).data?.id);
+      assert.deepEqual((await b.templates.list()).data!.data, []);
+      const missing = await b.templates.get(MISSING_ID);
+      assert.equal(missing.error?.statusCode, 404);
+      for (const foreign of [await b.templates.get(template.id), await b.templates.get('a-receipt')]) assert.deepEqual(foreign.error, missing.error);
+      assert.equal((await b.templates.update(template.id, { name: 'Mallory' })).error?.statusCode, 404);
+      assert.equal((await b.templates.publish(template.id)).error?.statusCode, 404);
+      assert.equal((await b.templates.duplicate(template.id)).error?.statusCode, 404);
+      assert.equal((await b.templates.remove(template.id)).error?.statusCode, 404);
+      // Sending through B's key names A's template as it would a missing one.
+      const send = (id: string) => b.emails.send({ from: 'hello@example.com', to: 'x@example.org', template: { id } });
+      const unknown = await send('no-such-template');
+      assert.deepEqual([unknown.error?.statusCode, unknown.error?.name], [422, 'validation_error']);
+      for (const id of [template.id, 'a-receipt']) {
+        const refused = await send(id);
+        assert.deepEqual([refused.error?.statusCode, refused.error?.name], [422, 'validation_error']);
+        assert.match(refused.error!.message, /not found/);
+      }
+      const still = (await a.templates.get(template.id)).data!;
+      assert.deepEqual([still.name, still.status], ['A receipt', 'published']);
+      assert.deepEqual((await a.templates.list()).data!.data.map((x) => x.id), [template.id]);
+      // An alias is one project's at most until templates are unique per project: refused, not a 500.
+      const taken = await b.templates.create({ name: 'B receipt', html: '<p>x</p>', alias: 'a-receipt' });
+      assert.deepEqual([taken.error?.statusCode, taken.error?.name], [422, 'validation_error']);
+      assert.match(taken.error!.message, /another project/);
+      const own = (await b.templates.create({ name: 'B receipt', html: '<p>x</p>' })).data!;
+      const renamed = await b.templates.update(own.id, { alias: 'a-receipt' });
+      assert.deepEqual([renamed.error?.statusCode, renamed.error?.name], [422, 'validation_error']);
+      assert.equal((await a.templates.get(own.id)).error?.statusCode, 404);
+    });
+
     it('shows a dashboard session its key’s project only', async () => {
       const session = cookiesOf(await signIn(t, (b as any).key as string));
       const page = async (path: string) => {
@@ -273,6 +306,12 @@ for (const dialect of dialects) {
       assert.equal((await page(`/domains/${aDomain.id}`)).status, 404);
       const aHook = (await a.webhooks.list()).data!.data[0]!;
       assert.equal((await page(`/webhooks/${aHook.id}`)).status, 404);
+      const templates = await page('/templates');
+      assert.match(templates.text, /B receipt/);
+      assert.doesNotMatch(templates.text, /A receipt/);
+      const aTemplate = (await a.templates.list()).data!.data[0]!;
+      assert.equal((await page(`/templates/${aTemplate.id}`)).status, 404);
+      assert.equal((await page(`/templates/${aTemplate.id}/preview`)).status, 404);
       const keys = (await page('/api-keys')).text;
       assert.ok(keys.includes(`/dashboard/api-keys/${bKeyId}/delete`));
       for (const key of (await a.apiKeys.list()).data!.data) assert.ok(!keys.includes(key.id), `A's key ${key.name} is listed`);

@@ -41,7 +41,7 @@ function statusFilter(action: string, label: string, values: string[], chosen: s
 async function referenceNames(ctx: Context, steps: Step[]): Promise<ReferenceNames> {
   const refs = new Map<string, () => Promise<{ name: string }>>();
   for (const step of steps) {
-    if (step.type === 'send_email') refs.set(`template:${step.config.template.id}`, () => getTemplate(ctx, step.config.template.id));
+    if (step.type === 'send_email') refs.set(`template:${step.config.template.id}`, () => getTemplate(ctx, UNSCOPED_PROJECT, step.config.template.id));
     if (step.type === 'add_to_segment') refs.set(`segment:${step.config.segment_id}`, () => findSegmentOrThrow(ctx, UNSCOPED_PROJECT, step.config.segment_id));
   }
   const names = await Promise.all([...refs].map(([ref, find]) => find().then((row): [string, string][] => [[ref, row.name]], () => [])));

@@ -37,7 +37,7 @@ export function templatePages(app: App, ctx: Context): void {
 
   app.get('/templates', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Query;
-    const result = await templates.listTemplates(ctx, readPage(query, PAGE_SIZE));
+    const result = await templates.listTemplates(ctx, request.session!.projectId, readPage(query, PAGE_SIZE));
     const rows = result.data.length
       ? result.data.map(
           (t) => html`<tr>
@@ -59,7 +59,7 @@ ${pager('/dashboard/templates', query, result)}`;
 
   app.get('/templates/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Query;
-    const template = await templates.getTemplate(ctx, (request.params as { id: string }).id);
+    const template = await templates.getTemplate(ctx, request.session!.projectId, (request.params as { id: string }).id);
     const samples = samplesOf(query);
     const preview = renderPreview(template, samples);
     const path = `/dashboard/templates/${template.id}`;
@@ -98,12 +98,12 @@ ${preview.text !== null ? html`<section aria-labelledby="text"><h2 id="text">Tex
 
   app.get('/templates/:id/preview', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Query;
-    const preview = await previewTemplate(ctx, (request.params as { id: string }).id, samplesOf(query));
+    const preview = await previewTemplate(ctx, request.session!.projectId, (request.params as { id: string }).id, samplesOf(query));
     return sandboxedHtml(reply, preview.html, query.images === 'show');
   });
 
   app.post('/templates/:id/publish', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const { id } = await templates.publishTemplate(ctx, (request.params as { id: string }).id);
+    const { id } = await templates.publishTemplate(ctx, request.session!.projectId, (request.params as { id: string }).id);
     return reply.redirect(`/dashboard/templates/${id}?done=published`, 303);
   });
 }

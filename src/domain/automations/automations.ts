@@ -39,7 +39,7 @@ function checkStatus(status: unknown): 'enabled' | 'disabled' {
 async function checkReferences(ctx: Context, graph: Graph): Promise<void> {
   for (const step of graph.steps) {
     if (step.type === 'send_email') {
-      const version = (await findPublishedTemplate(ctx.db, step.config.template.id))?.version;
+      const version = (await findPublishedTemplate(ctx.db, UNSCOPED_PROJECT, step.config.template.id))?.version;
       if (!version) throw new AppError('validation_error', `Invalid step \`${step.key}\`: no published template has the id or alias \`${clip(step.config.template.id)}\`.`);
       for (const field of ['from', 'subject'] as const) {
         if (step.config[field] === undefined && !version[field]) {

@@ -101,7 +101,7 @@ export interface Submitted {
  */
 export async function prepareEmail(ctx: Context, payload: SendEmailInput, key: SenderKey, submitted?: Submitted): Promise<PreparedEmail> {
   const { input, templateId } =
-    payload.template === undefined ? { input: payload, templateId: null } : await applyTemplate(ctx, payload, payload.template);
+    payload.template === undefined ? { input: payload, templateId: null } : await applyTemplate(ctx, key.project_id, payload, payload.template);
   if (input.from === undefined) throw missingField('from');
   if (input.subject === undefined) throw missingField('subject');
   if (input.html === undefined && input.text === undefined && !submitted) throw missingField('html` or `text');

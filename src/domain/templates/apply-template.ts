@@ -31,20 +31,21 @@ function firstMissing(parts: ParsedTemplate[], lookup: (name: string) => Value |
 }
 
 /**
- * Resolves `template` on a send payload: the published version of the template named by id or alias,
+ * Resolves `template` on a send payload: the published version of the project's template named by id or alias,
  * parsed now and rendered with the payload's variables (then the declared fallbacks, then the
  * placeholders' own). The payload's from, subject and reply_to win over the template's. Without a
  * text in the template, text stays absent and is generated from the rendered html at delivery.
  */
 export async function applyTemplate(
   ctx: Context,
+  project: string,
   input: SendEmailInput,
   template: NonNullable<SendEmailInput['template']>,
 ): Promise<TemplatedInput> {
   if (input.html !== undefined || input.text !== undefined) {
     throw new AppError('validation_error', 'The `html` and `text` fields cannot be used together with `template`: the template gives them.');
   }
-  const found = await findPublishedTemplate(ctx.db, template.id);
+  const found = await findPublishedTemplate(ctx.db, project, template.id);
   if (!found) throw new AppError('validation_error', `Template \`${clip(template.id)}\` not found.`);
   const version = found.version;
   if (!version) throw new AppError('validation_error', `Template \`${clip(template.id)}\` is not published; publish it before sending with it.`);

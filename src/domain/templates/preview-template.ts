@@ -31,7 +31,7 @@ export function renderPreview(template: Pick<Template, 'variables' | 'subject' |
   };
 }
 
-/** The preview of the template named by id or alias (renderPreview). */
-export async function previewTemplate(ctx: Context, idOrAlias: string, samples: Record<string, string>) {
-  return renderPreview(await getTemplate(ctx, idOrAlias), samples);
+/** The preview of the project's template named by id or alias (renderPreview). */
+export async function previewTemplate(ctx: Context, project: string, idOrAlias: string, samples: Record<string, string>) {
+  return renderPreview(await getTemplate(ctx, project, idOrAlias), samples);
 }

@@ -11,40 +11,44 @@ import { declareVariables } from './template-variables.ts';
 const status = (template: Pick<store.TemplateRow, 'published_version_id'>) =>
   template.published_version_id === null ? ('draft' as const) : ('published' as const);
 
-/** Runs a write that may set an alias, answering a taken alias (even one taken by a racing request) with 422. */
-async function writeWithAlias<T>(ctx: Context, alias: string | null | undefined, write: (tx: Tx) => Promise<T>): Promise<T> {
+/**
+ * Runs a write that may set an alias, answering a taken alias (even one taken by a racing request) with
+ * 422. Aliases are unique across the install until templates' table is rebuilt per project (docs/projects.md).
+ */
+async function writeWithAlias<T>(ctx: Context, project: string, alias: string | null | undefined, write: (tx: Tx) => Promise<T>): Promise<T> {
   try {
     return await ctx.writer.transaction(write);
   } catch (error) {
     if (alias && isUniqueViolation(error)) {
-      throw new AppError('validation_error', `A template with the alias \`${clip(alias)}\` already exists.`);
+      if (await store.findTemplate(ctx.db, project, alias)) throw new AppError('validation_error', `A template with the alias \`${clip(alias)}\` already exists.`);
+      throw new AppError('validation_error', `The alias \`${clip(alias)}\` is a template alias of another project.`);
     }
     throw error;
   }
 }
 
 /** POST /templates: a new template in draft, its content as version one. */
-export async function createTemplate(ctx: Context, input: TemplateInput & { name: string; html: string }): Promise<{ id: string }> {
+export async function createTemplate(ctx: Context, project: string, input: TemplateInput & { name: string; html: string }): Promise<{ id: string }> {
   const name = checkName(input.name);
   const alias = checkAlias(input.alias ?? null);
   const now = toTimestamp(ctx.clock.now());
   const content = versionContent(input, undefined, now);
   const id = newId();
   const versionId = newId();
-  const template = { id, alias, name, current_version_id: versionId, published_version_id: null, published_at: null, created_at: now, updated_at: now };
-  await writeWithAlias(ctx, alias, (tx) => store.insertTemplate(tx, template, { id: versionId, template_id: id, ...content, created_at: now }));
+  const template = { id, project_id: project, alias, name, current_version_id: versionId, published_version_id: null, published_at: null, created_at: now, updated_at: now };
+  await writeWithAlias(ctx, project, alias, (tx) => store.insertTemplate(tx, template, { id: versionId, template_id: id, ...content, created_at: now }));
   return { id };
 }
 
-async function findOrThrow(ctx: Context, idOrAlias: string): Promise<store.TemplateRow> {
-  const template = await store.findTemplate(ctx.db, idOrAlias);
+async function findOrThrow(ctx: Context, project: string, idOrAlias: string): Promise<store.TemplateRow> {
+  const template = await store.findTemplate(ctx.db, project, idOrAlias);
   if (!template) throw notFound('Template');
   return template;
 }
 
 /** Resend's template object, showing the current version (which may be newer than the published one). */
-export async function getTemplate(ctx: Context, idOrAlias: string) {
-  const template = await findOrThrow(ctx, idOrAlias);
+export async function getTemplate(ctx: Context, project: string, idOrAlias: string) {
+  const template = await findOrThrow(ctx, project, idOrAlias);
   const version = (await store.findVersion(ctx.db, template.current_version_id))!;
   return {
     object: 'template' as const,
@@ -67,8 +71,8 @@ export async function getTemplate(ctx: Context, idOrAlias: string) {
 }
 
 /** GET /templates: a page of list items, status derived from whether a version is published. */
-export async function listTemplates(ctx: Context, page: PageRequest) {
-  const result = await store.listTemplates(ctx.db, page);
+export async function listTemplates(ctx: Context, project: string, page: PageRequest) {
+  const result = await store.listTemplates(ctx.db, project, page);
   return {
     has_more: result.has_more,
     data: result.data.map(({ published_version_id, ...row }) => ({ ...row, status: status({ published_version_id }) })),
@@ -80,13 +84,13 @@ export async function listTemplates(ctx: Context, page: PageRequest) {
  * the current version is the published one, they start a new draft instead, so that sending keeps
  * using the published version until the template is published again.
  */
-export async function updateTemplate(ctx: Context, idOrAlias: string, input: TemplateInput): Promise<{ id: string }> {
+export async function updateTemplate(ctx: Context, project: string, idOrAlias: string, input: TemplateInput): Promise<{ id: string }> {
   const changes: Partial<store.TemplateRow> = {};
   if (input.name !== undefined) changes.name = checkName(input.name);
   if (input.alias !== undefined) changes.alias = checkAlias(input.alias);
   const now = toTimestamp(ctx.clock.now());
-  return writeWithAlias(ctx, changes.alias, async (tx) => {
-    const template = await store.findTemplate(tx, idOrAlias, true);
+  return writeWithAlias(ctx, project, changes.alias, async (tx) => {
+    const template = await store.findTemplate(tx, project, idOrAlias, true);
     if (!template) throw notFound('Template');
     if (changesContent(input)) {
       const current = (await store.findVersion(tx, template.current_version_id))!;
@@ -98,36 +102,36 @@ export async function updateTemplate(ctx: Context, idOrAlias: string, input: Tem
         await store.updateVersion(tx, current.id, content);
       }
     }
-    await store.updateTemplate(tx, template.id, { ...changes, updated_at: now });
+    await store.updateTemplate(tx, project, template.id, { ...changes, updated_at: now });
     return { id: template.id };
   });
 }
 
 /** POST /templates/:id/publish: the current version becomes the one sending uses; the one it replaces goes. */
-export async function publishTemplate(ctx: Context, idOrAlias: string): Promise<{ id: string }> {
+export async function publishTemplate(ctx: Context, project: string, idOrAlias: string): Promise<{ id: string }> {
   const now = toTimestamp(ctx.clock.now());
   return ctx.writer.transaction(async (tx) => {
-    const template = await store.findTemplate(tx, idOrAlias, true);
+    const template = await store.findTemplate(tx, project, idOrAlias, true);
     if (!template) throw notFound('Template');
-    await store.updateTemplate(tx, template.id, { published_version_id: template.current_version_id, published_at: now, updated_at: now });
+    await store.updateTemplate(tx, project, template.id, { published_version_id: template.current_version_id, published_at: now, updated_at: now });
     await store.deleteOtherVersions(tx, template.id, template.current_version_id);
     return { id: template.id };
   });
 }
 
 /** POST /templates/:id/duplicate: a new draft with the current content, without the alias (aliases are unique). */
-export async function duplicateTemplate(ctx: Context, idOrAlias: string): Promise<{ id: string }> {
+export async function duplicateTemplate(ctx: Context, project: string, idOrAlias: string): Promise<{ id: string }> {
   const now = toTimestamp(ctx.clock.now());
   const id = newId();
   const versionId = newId();
   await ctx.writer.transaction(async (tx) => {
-    const source = await store.findTemplate(tx, idOrAlias);
+    const source = await store.findTemplate(tx, project, idOrAlias);
     if (!source) throw notFound('Template');
     const { id: _, template_id: __, ...content } = (await store.findVersion(tx, source.current_version_id))!;
     const variables = declareVariables(content.variables, [], now);
     await store.insertTemplate(
       tx,
-      { id, alias: null, name: `${source.name} (copy)`, current_version_id: versionId, published_version_id: null, published_at: null, created_at: now, updated_at: now },
+      { id, project_id: project, alias: null, name: `${source.name} (copy)`, current_version_id: versionId, published_version_id: null, published_at: null, created_at: now, updated_at: now },
       { ...content, id: versionId, template_id: id, variables, created_at: now },
     );
   });
@@ -135,8 +139,8 @@ export async function duplicateTemplate(ctx: Context, idOrAlias: string): Promis
 }
 
 /** DELETE /templates/:id: the template and its versions; emails sent with it keep their content. */
-export async function deleteTemplate(ctx: Context, idOrAlias: string): Promise<{ id: string }> {
-  const template = await findOrThrow(ctx, idOrAlias);
-  if (!(await store.deleteTemplate(ctx.db, template.id))) throw notFound('Template');
+export async function deleteTemplate(ctx: Context, project: string, idOrAlias: string): Promise<{ id: string }> {
+  const template = await findOrThrow(ctx, project, idOrAlias);
+  if (!(await store.deleteTemplate(ctx.db, project, template.id))) throw notFound('Template');
   return { id: template.id };
 }

@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { MAX_VARIABLES } from '../../domain/templates/template-variables.ts';
 import * as templates from '../../domain/templates/templates.ts';
+import { projectOf } from '../auth.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { AddressList, CONTENT_BODY_LIMIT, deleted, listOfSchema, MAX, Nullable, objectId, Str, VariableValue } from '../schemas/common.ts';
 
@@ -66,7 +67,7 @@ export function templateRoutes(app: App, ctx: Context): void {
     '/templates',
     { bodyLimit: CONTENT_BODY_LIMIT, schema: { summary: 'Create a template (a draft)', body: CreateBody, response: { 201: objectId('template') } } },
     async (request, reply) => {
-      const { id } = await templates.createTemplate(ctx, request.body);
+      const { id } = await templates.createTemplate(ctx, projectOf(request), request.body);
       return reply.status(201).send({ object: 'template' as const, id });
     },
   );
@@ -74,13 +75,13 @@ export function templateRoutes(app: App, ctx: Context): void {
   app.get(
     '/templates',
     { schema: { summary: 'List templates', querystring: PageQuery, response: { 200: listOfSchema(TemplateListItem) } } },
-    async (request) => listOf(await templates.listTemplates(ctx, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await templates.listTemplates(ctx, projectOf(request), parsePage(request.query, { everything: false }))),
   );
 
   app.get(
     '/templates/:id',
     { schema: { summary: 'Retrieve a template by id or alias', params: IdOrAlias, response: { 200: Template } } },
-    async (request) => templates.getTemplate(ctx, request.params.id),
+    async (request) => templates.getTemplate(ctx, projectOf(request), request.params.id),
   );
 
   app.patch(
@@ -94,24 +95,24 @@ export function templateRoutes(app: App, ctx: Context): void {
         response: { 200: objectId('template') },
       },
     },
-    async (request) => ({ object: 'template' as const, ...(await templates.updateTemplate(ctx, request.params.id, request.body)) }),
+    async (request) => ({ object: 'template' as const, ...(await templates.updateTemplate(ctx, projectOf(request), request.params.id, request.body)) }),
   );
 
   app.delete(
     '/templates/:id',
     { schema: { summary: 'Delete a template', params: IdOrAlias, response: { 200: deleted('template') } } },
-    async (request) => ({ object: 'template' as const, ...(await templates.deleteTemplate(ctx, request.params.id)), deleted: true }),
+    async (request) => ({ object: 'template' as const, ...(await templates.deleteTemplate(ctx, projectOf(request), request.params.id)), deleted: true }),
   );
 
   app.post(
     '/templates/:id/publish',
     { schema: { summary: 'Publish the current version of a template', params: IdOrAlias, response: { 200: objectId('template') } } },
-    async (request) => ({ object: 'template' as const, ...(await templates.publishTemplate(ctx, request.params.id)) }),
+    async (request) => ({ object: 'template' as const, ...(await templates.publishTemplate(ctx, projectOf(request), request.params.id)) }),
   );
 
   app.post(
     '/templates/:id/duplicate',
     { schema: { summary: 'Copy a template into a new draft', params: IdOrAlias, response: { 200: objectId('template') } } },
-    async (request) => ({ object: 'template' as const, ...(await templates.duplicateTemplate(ctx, request.params.id)) }),
+    async (request) => ({ object: 'template' as const, ...(await templates.duplicateTemplate(ctx, projectOf(request), request.params.id)) }),
   );
 }
