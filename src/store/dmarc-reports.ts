@@ -28,6 +28,7 @@ export async function insertDmarcReport(tx: Tx, row: DmarcReportRow, rows: Dmarc
 }
 
 export interface ReportFilter {
+  project: string;
   domainId?: string;
   /** Reports whose period ends after this timestamp... */
   from?: string;
@@ -37,7 +38,7 @@ export interface ReportFilter {
 
 /** Reports newest first (by id: the order they arrived), those of a domain and period when asked. */
 export async function listDmarcReports(db: Db, filter: ReportFilter, page: PageRequest) {
-  let query = db.selectFrom('dmarc_reports').selectAll();
+  let query = db.selectFrom('dmarc_reports').selectAll().where('project_id', '=', filter.project);
   if (filter.domainId) query = query.where('domain_id', '=', filter.domainId);
   if (filter.from) query = query.where('date_end', '>', filter.from);
   if (filter.to) query = query.where('date_begin', '<', filter.to);
@@ -45,8 +46,8 @@ export async function listDmarcReports(db: Db, filter: ReportFilter, page: PageR
   return { has_more: result.has_more, data: result.data.map(report) };
 }
 
-export async function findDmarcReport(db: Db, id: string): Promise<DmarcReportRow | undefined> {
-  const row = await db.selectFrom('dmarc_reports').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findDmarcReport(db: Db, project: string, id: string): Promise<DmarcReportRow | undefined> {
+  const row = await db.selectFrom('dmarc_reports').selectAll().where('project_id', '=', project).where('id', '=', id).executeTakeFirst();
   return row && report(row);
 }
 

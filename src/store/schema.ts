@@ -402,6 +402,7 @@ export interface DomainTable {
 /** A DMARC aggregate report read from mail, once per reporter's org_name and report_id. */
 export interface DmarcReportTable {
   id: string;
+  project_id: string;
   domain_id: string;
   /** The policy's domain as the report names it. */
   domain: string;

@@ -4,12 +4,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Resend } from 'resend';
 import { cookiesOf, signIn } from '../support/dashboard-forms.ts';
-import { dialects, eventually, rowCount, startApp, type TestApp } from '../support/harness.ts';
+import { dialects, eventually, rowCount, type TestApp } from '../support/harness.ts';
+import { ADMIN_KEY, MISSING_ID, startTwoProjects, type TwoProjects } from '../support/projects.ts';
 import { idOf, startSubmission, submissionClient } from '../support/submission.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
-
-const ADMIN_KEY = 're_admin_0123456789abcdefghijklmnopqrstuvwxyz';
-const MISSING_ID = '0192e3a4-1111-7000-8000-000000000000';
 
 for (const dialect of dialects) {
   describe(`projects (${dialect})`, () => {
@@ -19,25 +17,14 @@ for (const dialect of dialects) {
     let b: Resend;
     let bId: string;
     let bKeyId: string;
-    const admin = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${t.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as any };
-    };
+    let admin: TwoProjects['admin'];
 
     before(async () => {
-      t = await startApp(dialect, { env: { MAILROOM_ADMIN_KEY: ADMIN_KEY, MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } });
-      a = t.resend;
-      const created = await admin('POST', '/projects', { name: 'Client B', daily_quota: 1000, smtp_url: 'smtps://user:secret@smtp.example.com:465' });
-      assert.equal(created.status, 201, JSON.stringify(created.body));
-      assert.deepEqual(Object.keys(created.body).sort(), ['api_key', 'id', 'name', 'object']);
-      assert.equal(created.body.object, 'project');
-      bId = created.body.id;
-      bKeyId = created.body.api_key.id;
-      b = new Resend(created.body.api_key.token, { baseUrl: t.url });
+      ({ t, a, b, bId, bKeyId, admin } = await startTwoProjects(
+        dialect,
+        { env: { MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } },
+        { daily_quota: 1000, smtp_url: 'smtps://user:secret@smtp.example.com:465' },
+      ));
     });
     after(() => t.close());
 

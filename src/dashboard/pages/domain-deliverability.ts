@@ -198,7 +198,7 @@ ${ratesSection(rates)}`;
     const id = pathId(request, 'id', 'Domain');
     const form = request.body as Record<string, string | undefined>;
     const warmup = form.end === 'true' ? null : { start: Number(form.start), days: Number(form.days) };
-    await domains.updateDomain(ctx, id, { warmup });
+    await domains.updateDomain(ctx, request.session!.projectId, id, { warmup });
     return reply.redirect(`/dashboard/domains/${id}/deliverability?done=${warmup ? 'warmup' : 'warmup-ended'}`, 303);
   });
 }

@@ -120,10 +120,10 @@ export function domainDmarcPages(app: App, ctx: Context): void {
 
   app.get('/domains/:id/dmarc', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
-    const domain = await domains.getDomain(ctx, pathId(request, 'id', 'Domain'));
-    const summary = await dmarc.summarizeDomain(ctx, domain.id, {});
-    const days = await dmarc.dmarcPerDay(ctx, domain.id);
-    const reports = await dmarc.listDmarcReports(ctx, { domain_id: domain.id }, readPage(query, PAGE_SIZE));
+    const domain = await domains.getDomain(ctx, request.session!.projectId, pathId(request, 'id', 'Domain'));
+    const summary = await dmarc.summarizeDomain(ctx, request.session!.projectId, domain.id, {});
+    const days = await dmarc.dmarcPerDay(ctx, request.session!.projectId, domain.id);
+    const reports = await dmarc.listDmarcReports(ctx, request.session!.projectId, { domain_id: domain.id }, readPage(query, PAGE_SIZE));
     const listQuery = { after: query.after, before: query.before };
     const content = html`<p><a href="/dashboard/domains/${domain.id}">${domain.name}</a> · <a href="/dashboard/domains/${domain.id}/deliverability">Deliverability</a></p>
 ${setupSection(domain, csrfField(request))}
@@ -143,13 +143,13 @@ ${pager(`/dashboard/domains/${domain.id}/dmarc`, listQuery, reports)}</section>`
 
   app.post('/domains/:id/dmarc', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Domain');
-    await domains.updateDomain(ctx, id, { dmarc_reports: { address: (request.body as Record<string, string | undefined>).address ?? '' } });
+    await domains.updateDomain(ctx, request.session!.projectId, id, { dmarc_reports: { address: (request.body as Record<string, string | undefined>).address ?? '' } });
     return reply.redirect(`/dashboard/domains/${id}/dmarc?done=address`, 303);
   });
 
   app.get('/domains/:id/dmarc/reports/:reportId', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const domain = await domains.getDomain(ctx, pathId(request, 'id', 'Domain'));
-    const report = await dmarc.getDmarcReport(ctx, pathId(request, 'reportId', 'DMARC report'));
+    const domain = await domains.getDomain(ctx, request.session!.projectId, pathId(request, 'id', 'Domain'));
+    const report = await dmarc.getDmarcReport(ctx, request.session!.projectId, pathId(request, 'reportId', 'DMARC report'));
     // Another domain's report is not this domain's page.
     if (report.domain_id !== domain.id) throw notFound('DMARC report');
     const policy = Object.entries(report.policy).filter(([, v]) => v !== null).map(([k, v]) => `${k}=${v}`).join('; ');

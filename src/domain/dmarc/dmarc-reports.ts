@@ -39,17 +39,17 @@ function periodOf(params: PeriodParams, defaults?: { now: number }): { from?: nu
 const metadata = ({ policy, ...row }: store.DmarcReportRow) => ({ object: 'dmarc_report' as const, ...row, policy: JSON.parse(policy) as AggregateReport['policy'] });
 
 /** GET /dmarc/reports: newest first, those of a domain and of reports meeting a period when asked. */
-export async function listDmarcReports(ctx: Context, params: PeriodParams & { domain_id?: string }, page: PageRequest) {
+export async function listDmarcReports(ctx: Context, project: string, params: PeriodParams & { domain_id?: string }, page: PageRequest) {
   if (params.domain_id !== undefined && !isUuid(params.domain_id)) throw invalidField('domain_id', 'must be a domain id.');
   const { from, to } = periodOf(params);
-  const filter = { domainId: params.domain_id?.toLowerCase(), from: from === undefined ? undefined : toTimestamp(from), to: to === undefined ? undefined : toTimestamp(to) };
+  const filter = { project, domainId: params.domain_id?.toLowerCase(), from: from === undefined ? undefined : toTimestamp(from), to: to === undefined ? undefined : toTimestamp(to) };
   const result = await store.listDmarcReports(ctx.db, filter, page);
   return { has_more: result.has_more, data: result.data.map(metadata) };
 }
 
 /** GET /dmarc/reports/:id: the report and its rows. */
-export async function getDmarcReport(ctx: Context, id: string) {
-  const row = await store.findDmarcReport(ctx.db, id.toLowerCase());
+export async function getDmarcReport(ctx: Context, project: string, id: string) {
+  const row = await store.findDmarcReport(ctx.db, project, id.toLowerCase());
   if (!row) throw notFound('DMARC report');
   const rows = await store.findDmarcRows(ctx.db, row.id);
   return {
@@ -79,8 +79,8 @@ export async function summarizeDomain(ctx: Context, project: string, id: string,
 }
 
 /** A domain's messages passing and failing DMARC per UTC day over the last `days` days (today the last), from its reports: every day, 0 when none reported. */
-export async function dmarcPerDay(ctx: Context, id: string, days = SUMMARY_DAYS): Promise<{ day: string; pass: number; fail: number }[]> {
-  const domain = await findDomain(ctx.db, id);
+export async function dmarcPerDay(ctx: Context, project: string, id: string, days = SUMMARY_DAYS): Promise<{ day: string; pass: number; fail: number }[]> {
+  const domain = await findDomain(ctx.db, project, id);
   if (!domain) throw notFound('Domain');
   const now = ctx.clock.now();
   const first = Date.parse(new Date(now - (days - 1) * DAY).toISOString().slice(0, 10));

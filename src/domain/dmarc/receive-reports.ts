@@ -42,6 +42,7 @@ async function storeReport(ctx: Context, report: AggregateReport, addresses: Set
   const at = toTimestamp(ctx.clock.now());
   const row: DmarcReportRow = {
     id: newId(),
+    project_id: domain.project_id,
     domain_id: domain.id,
     domain: report.domain,
     org_name: report.org_name,

@@ -85,13 +85,13 @@ export function dmarcReportRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(ReportItem) },
       },
     },
-    async (request) => listOf(await dmarc.listDmarcReports(ctx, request.query, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await dmarc.listDmarcReports(ctx, projectOf(request), request.query, parsePage(request.query, { everything: false }))),
   );
 
   app.get(
     `/dmarc/reports/:id${UUID}`,
     { schema: { summary: 'Retrieve a DMARC aggregate report with its rows', params: IdParams, response: { 200: Type.Object({ ...ReportItem.properties, rows: Type.Array(Row) }) } } },
-    async (request) => dmarc.getDmarcReport(ctx, request.params.id),
+    async (request) => dmarc.getDmarcReport(ctx, projectOf(request), request.params.id),
   );
 
   app.get(
