@@ -27,7 +27,7 @@ export async function listRecipientsWithEvent(db: Db, broadcastId: string, type:
   let query = db
     .selectFrom('emails')
     .innerJoin('email_recipients', 'email_recipients.email_id', 'emails.id')
-    .leftJoin('contacts', 'contacts.email', 'email_recipients.address')
+    .leftJoin('contacts', (join) => join.onRef('contacts.email', '=', 'email_recipients.address').onRef('contacts.project_id', '=', 'emails.project_id'))
     .select((eb) => [
       'emails.id as id',
       'email_recipients.address as email',

@@ -30,7 +30,14 @@ export async function insertBroadcast(tx: Db | Tx, row: BroadcastRow): Promise<v
   await tx.insertInto('broadcasts').values(toTable(row)).execute();
 }
 
-export async function findBroadcast(db: Db | Tx, id: string): Promise<BroadcastRow | undefined> {
+/** The project's broadcast of that id; another project's is none. */
+export async function findBroadcast(db: Db | Tx, project: string, id: string): Promise<BroadcastRow | undefined> {
+  const row = await db.selectFrom('broadcasts').selectAll().where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
+  return row && fromTable(row);
+}
+
+/** The broadcast of that id in any project: for its fan-out job, which reads its project from the row. */
+export async function findBroadcastById(db: Db | Tx, id: string): Promise<BroadcastRow | undefined> {
   const row = await db.selectFrom('broadcasts').selectAll().where('id', '=', id).executeTakeFirst();
   return row && fromTable(row);
 }
@@ -41,9 +48,10 @@ export async function findBroadcastNames(db: Db, ids: string[]): Promise<{ id: s
   return db.selectFrom('broadcasts').select(['id', 'name']).where('id', 'in', ids).execute();
 }
 
-export async function listBroadcasts(db: Db, page: PageRequest) {
+/** A page of the project's broadcasts, without their content. */
+export async function listBroadcasts(db: Db, project: string, page: PageRequest) {
   const columns = ['id', 'name', 'segment_id', 'topic_id', 'status', 'created_at', 'scheduled_at', 'sent_at'] as const;
-  return selectPage(db.selectFrom('broadcasts').select(columns), 'id', page);
+  return selectPage(db.selectFrom('broadcasts').select(columns).where('project_id', '=', project), 'id', page);
 }
 
 /**
@@ -52,17 +60,24 @@ export async function listBroadcasts(db: Db, page: PageRequest) {
  */
 export async function updateBroadcastIn(
   tx: Db | Tx,
+  project: string,
   id: string,
   from: BroadcastStatus[],
-  changes: Partial<Omit<BroadcastRow, 'id' | 'created_at'>>,
+  changes: Partial<Omit<BroadcastRow, 'id' | 'project_id' | 'created_at'>>,
 ): Promise<boolean> {
-  const result = await tx.updateTable('broadcasts').set(toTable(changes)).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+  const result = await tx
+    .updateTable('broadcasts')
+    .set(toTable(changes))
+    .where('id', '=', id)
+    .where('project_id', '=', project)
+    .where('status', 'in', from)
+    .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
-/** Deletes a broadcast while its status is one of `from`; false otherwise. */
-export async function deleteBroadcastIn(tx: Db | Tx, id: string, from: BroadcastStatus[]): Promise<boolean> {
-  const result = await tx.deleteFrom('broadcasts').where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+/** Deletes the project's broadcast while its status is one of `from`; false otherwise. */
+export async function deleteBroadcastIn(tx: Db | Tx, project: string, id: string, from: BroadcastStatus[]): Promise<boolean> {
+  const result = await tx.deleteFrom('broadcasts').where('id', '=', id).where('project_id', '=', project).where('status', 'in', from).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
@@ -88,13 +103,14 @@ export async function readRecipients(db: Db, broadcastId: string, cursor: string
   return query.orderBy('r.contact_id').limit(limit).execute();
 }
 
-/** These contacts' values of the properties named by `keys`. */
-export async function findPropertyValuesOf(db: Db, contactIds: string[], keys: string[]) {
+/** These contacts' values of the project's properties named by `keys`. */
+export async function findPropertyValuesOf(db: Db, project: string, contactIds: string[], keys: string[]) {
   if (contactIds.length === 0 || keys.length === 0) return [];
   const rows = await db
     .selectFrom('contact_property_values as v')
     .innerJoin('contact_properties as p', 'p.id', 'v.property_id')
     .select(['v.contact_id', 'p.key', 'v.value'])
+    .where('p.project_id', '=', project)
     .where('p.key', 'in', keys)
     .where('v.contact_id', 'in', contactIds)
     .execute();

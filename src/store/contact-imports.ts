@@ -30,13 +30,21 @@ export async function insertImport(tx: Tx, row: ImportRow, chunks: Buffer[]): Pr
   }
 }
 
-export async function findImport(db: Db, id: string): Promise<ImportRow | undefined> {
+/** The project's import of that id; another project's is none. */
+export async function findImport(db: Db, project: string, id: string): Promise<ImportRow | undefined> {
+  const row = await db.selectFrom('contact_imports').selectAll().where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
+  return row && { ...row, plan: JSON.parse(row.plan) as ImportPlan };
+}
+
+/** The import of that id in any project: for its job, which reads its project from the row. */
+export async function findImportById(db: Db, id: string): Promise<ImportRow | undefined> {
   const row = await db.selectFrom('contact_imports').selectAll().where('id', '=', id).executeTakeFirst();
   return row && { ...row, plan: JSON.parse(row.plan) as ImportPlan };
 }
 
-export async function listImports(db: Db, status: ImportRow['status'] | undefined, page: PageRequest) {
-  let query = db.selectFrom('contact_imports').select(LIST_COLUMNS);
+/** A page of the project's imports, without their plans. */
+export async function listImports(db: Db, project: string, status: ImportRow['status'] | undefined, page: PageRequest) {
+  let query = db.selectFrom('contact_imports').select(LIST_COLUMNS).where('project_id', '=', project);
   if (status !== undefined) query = query.where('status', '=', status);
   return selectPage(query, 'id', page);
 }

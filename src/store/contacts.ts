@@ -30,6 +30,13 @@ export async function contactEmailTaken(db: Db | Tx, email: string): Promise<boo
   return (await db.selectFrom('contacts').select('id').where('email', '=', email).executeTakeFirst()) !== undefined;
 }
 
+/** Which of these (lowercased) emails another project's contact has: an import cannot make them its project's. */
+export async function findEmailsOfOtherProjects(db: Db | Tx, project: string, emails: string[]): Promise<Set<string>> {
+  if (emails.length === 0) return new Set();
+  const rows = await db.selectFrom('contacts').select('email').where('email', 'in', emails).where('project_id', '!=', project).execute();
+  return new Set(rows.map((row) => row.email));
+}
+
 /** The project's contact with this (lowercased) email, if any. */
 export async function findContactByEmail(db: Db | Tx, project: string, email: string): Promise<ContactRow | undefined> {
   return db.selectFrom('contacts').select(COLUMNS).where('email', '=', email).where('project_id', '=', project).executeTakeFirst();
@@ -50,15 +57,21 @@ export async function insertContact(tx: Tx, row: ContactRow): Promise<boolean> {
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
-/** Inserts contacts, or rewrites the names and flag of those whose email exists (their id stays). */
+/**
+ * Inserts contacts, or rewrites the names and flag of those whose email exists in their project (their
+ * id stays); another project's contact of that email is left as it is.
+ */
 export async function upsertContacts(tx: Tx, rows: ContactRow[]): Promise<void> {
   await insertRows(tx, 'contacts', rows, (query) =>
     query.onConflict((oc) =>
-      oc.column('email').doUpdateSet((eb) => ({
-        first_name: eb.ref('excluded.first_name'),
-        last_name: eb.ref('excluded.last_name'),
-        unsubscribed: eb.ref('excluded.unsubscribed'),
-      })),
+      oc
+        .column('email')
+        .doUpdateSet((eb) => ({
+          first_name: eb.ref('excluded.first_name'),
+          last_name: eb.ref('excluded.last_name'),
+          unsubscribed: eb.ref('excluded.unsubscribed'),
+        }))
+        .whereRef('contacts.project_id', '=', 'excluded.project_id'),
     ),
   );
 }

@@ -335,6 +335,7 @@ export interface ContactPropertyValueTable {
 
 export interface ContactImportTable {
   id: string;
+  project_id: string;
   status: 'queued' | 'in_progress' | 'completed' | 'failed';
   /** JSON: how CSV columns map to contact fields, and the segments and topics to apply (ImportPlan). */
   plan: string;
@@ -450,6 +451,7 @@ export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sending' | 'se
 
 export interface BroadcastTable {
   id: string;
+  project_id: string;
   name: string | null;
   segment_id: string;
   topic_id: string | null;

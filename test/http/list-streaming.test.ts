@@ -95,6 +95,7 @@ for (const dialect of dialects) {
         })),
         broadcasts: Array.from({ length: ROWS }, (_, i) => ({
           id: newId(),
+          project_id: DEFAULT_PROJECT_ID,
           name: i % 2 ? `B${i}` : null,
           segment_id: everyone,
           topic_id: null,

@@ -12,7 +12,6 @@ import { html, type Html } from '../html.ts';
 import { page } from '../layout.ts';
 import { messageFrame, sandboxedHtml } from '../message-view.ts';
 import { pager, readPage } from '../paging.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 // Broadcasts: the list, and a broadcast's detail (its content, what became of its emails, and send,
 // schedule or cancel), over the same domain functions as GET /broadcasts, GET /broadcasts/:id, and
@@ -67,8 +66,9 @@ export function broadcastPages(app: App, ctx: Context): void {
 
   app.get('/broadcasts', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Query;
-    const result = await broadcasts.listBroadcasts(ctx, readPage(query, PAGE_SIZE));
-    const segments = await namesOf(result.data.map((b) => b.segment_id), (id) => findSegmentOrThrow(ctx, UNSCOPED_PROJECT, id));
+    const project = request.session!.projectId;
+    const result = await broadcasts.listBroadcasts(ctx, project, readPage(query, PAGE_SIZE));
+    const segments = await namesOf(result.data.map((b) => b.segment_id), (id) => findSegmentOrThrow(ctx, project, id));
     const rows = result.data.length
       ? result.data.map(
           (b) => html`<tr>
@@ -93,12 +93,13 @@ ${pager('/dashboard/broadcasts', query, result)}`;
   app.get('/broadcasts/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Broadcast');
     const query = request.query as Query;
-    const broadcast = await broadcasts.getBroadcast(ctx, id);
+    const project = request.session!.projectId;
+    const broadcast = await broadcasts.getBroadcast(ctx, project, id);
     const [segments, topics, counts, recipients] = await Promise.all([
-      namesOf([broadcast.segment_id], (s) => findSegmentOrThrow(ctx, UNSCOPED_PROJECT, s)),
-      namesOf([broadcast.topic_id], (s) => findTopicOrThrow(ctx, UNSCOPED_PROJECT, s)),
-      countEmailsByStatus(ctx, id),
-      listRecipients(ctx, id, readPage(query, RECIPIENTS_PAGE_SIZE)),
+      namesOf([broadcast.segment_id], (s) => findSegmentOrThrow(ctx, project, s)),
+      namesOf([broadcast.topic_id], (s) => findTopicOrThrow(ctx, project, s)),
+      countEmailsByStatus(ctx, project, id),
+      listRecipients(ctx, project, id, readPage(query, RECIPIENTS_PAGE_SIZE)),
     ]);
     const { done: _, ...listQuery } = query;
     const content = html`<dl class="facts">
@@ -129,20 +130,20 @@ ${broadcast.text ? html`<section aria-labelledby="text"><h2 id="text">Text</h2><
   });
 
   app.get('/broadcasts/:id/html', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const broadcast = await broadcasts.getBroadcast(ctx, pathId(request, 'id', 'Broadcast'));
+    const broadcast = await broadcasts.getBroadcast(ctx, request.session!.projectId, pathId(request, 'id', 'Broadcast'));
     return sandboxedHtml(reply, broadcast.html ?? '', (request.query as Query).images === 'show');
   });
 
   app.post('/broadcasts/:id/send', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Broadcast');
     const scheduledAt = (request.body as Query).scheduled_at?.trim() || undefined;
-    await broadcasts.sendBroadcast(ctx, id, scheduledAt);
+    await broadcasts.sendBroadcast(ctx, request.session!.projectId, id, scheduledAt);
     return back(reply, id, scheduledAt ? 'scheduled' : 'sent');
   });
 
   app.post('/broadcasts/:id/cancel', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Broadcast');
-    await broadcasts.cancelBroadcast(ctx, id);
+    await broadcasts.cancelBroadcast(ctx, request.session!.projectId, id);
     return back(reply, id, 'canceled');
   });
 }

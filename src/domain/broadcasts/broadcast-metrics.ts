@@ -30,8 +30,8 @@ type Share = { total: number; percentage: number };
 const percentage = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 100);
 
 /** GET /broadcasts/:id/metrics: its recipients, how many were sent and remain, what they did, and its links. */
-export async function getBroadcastMetrics(ctx: Context, id: string) {
-  const broadcast = await findBroadcast(ctx.db, id.toLowerCase());
+export async function getBroadcastMetrics(ctx: Context, project: string, id: string) {
+  const broadcast = await findBroadcast(ctx.db, project, id.toLowerCase());
   if (!broadcast) throw notFound('Broadcast');
   const metrics: CountMetric[] = ['sent', 'delivered', 'unique_opened', 'unique_clicked', 'unsubscribed', 'bounced', 'complained', 'suppressed', 'failed'];
   const [total, sums, links] = await Promise.all([

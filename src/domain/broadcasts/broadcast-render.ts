@@ -80,15 +80,16 @@ export function withPreviewText(html: string, previewText: string | null): strin
 }
 
 // Content changes only while a broadcast is a draft, before it has any email; once it is sending it is
-// fixed, so its parsed form is kept per process, keyed by id, for the fan-out and every email of it.
+// fixed, so its parsed form is kept per process, keyed by project and id, for the fan-out and every email of it.
 const CACHE_SIZE = 100;
 const cache = new Map<string, ParsedBroadcast>();
 
-/** A broadcast's content, parsed; from the cache once the broadcast is sending or sent. */
-export async function loadParsedBroadcast(ctx: Context, id: string): Promise<ParsedBroadcast | undefined> {
-  const cached = cache.get(id);
+/** The project's broadcast's content, parsed; from the cache once the broadcast is sending or sent. */
+export async function loadParsedBroadcast(ctx: Context, project: string, id: string): Promise<ParsedBroadcast | undefined> {
+  const key = `${project}/${id}`;
+  const cached = cache.get(key);
   if (cached) return cached;
-  const row = await findBroadcast(ctx.db, id);
+  const row = await findBroadcast(ctx.db, project, id);
   if (!row) return undefined;
   const fallbacks = row.property_fallbacks ?? {};
   const parse = (source: string, html: boolean) => withPropertyFallbacks(parseTemplate(source), fallbacks, html);
@@ -98,7 +99,7 @@ export async function loadParsedBroadcast(ctx: Context, id: string): Promise<Par
   const parsed = { id, topicId: row.topic_id, subject, html, text, propertyKeys: propertyKeysOf([subject, html, text || null]) };
   if (row.status === 'sending' || row.status === 'sent') {
     if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
-    cache.set(id, parsed);
+    cache.set(key, parsed);
   }
   return parsed;
 }
@@ -139,7 +140,7 @@ export function renderSubject(ctx: Context, broadcast: ParsedBroadcast, data: Pe
  * and the List-Unsubscribe headers (RFC 2369, and RFC 8058's one-click POST) with its own link.
  */
 export async function renderBroadcastEmail(ctx: Context, email: EmailRow): Promise<EmailRow> {
-  const broadcast = await loadParsedBroadcast(ctx, email.broadcast_id!);
+  const broadcast = await loadParsedBroadcast(ctx, email.project_id, email.broadcast_id!);
   if (!broadcast || email.personalization === null) return email;
   const data = email.personalization as Personalization;
   const link = linkFor(ctx, broadcast, data);

@@ -31,8 +31,8 @@ export interface BroadcastRecipient {
   clicked_links?: { url: string; clicks: number }[];
 }
 
-async function checkExists(ctx: Context, id: string): Promise<string> {
-  const row = await findBroadcast(ctx.db, id.toLowerCase());
+async function checkExists(ctx: Context, project: string, id: string): Promise<string> {
+  const row = await findBroadcast(ctx.db, project, id.toLowerCase());
   if (!row) throw notFound('Broadcast');
   return row.id;
 }
@@ -84,9 +84,9 @@ async function bouncedOfType(ctx: Context, broadcastId: string, bounceType: Boun
  * first; with `count` of those events (opened, clicked), the links clicked (clicked), the bounce's
  * type (bounced). `email` narrows to one address; `bounce_type` to one type of bounce.
  */
-export async function listBroadcastRecipients(ctx: Context, id: string, query: RecipientsQuery, page: PageRequest) {
+export async function listBroadcastRecipients(ctx: Context, project: string, id: string, query: RecipientsQuery, page: PageRequest) {
   const { type, bounceType } = checkQuery(query);
-  const broadcastId = await checkExists(ctx, id);
+  const broadcastId = await checkExists(ctx, project, id);
   const address = query.email?.trim().toLowerCase();
   const counted = type === 'opened' || type === 'clicked';
   const result =
@@ -126,10 +126,10 @@ function decodeLinkCursor(name: 'after' | 'before', cursor: string | undefined):
  * GET /broadcasts/:id/clicked-links: each link clicked in the broadcast's emails, with its clicks and
  * the recipients who clicked it; most clicked first, then the link clicked first earlier.
  */
-export async function listBroadcastClickedLinks(ctx: Context, id: string, page: PageRequest) {
+export async function listBroadcastClickedLinks(ctx: Context, project: string, id: string, page: PageRequest) {
   const after = decodeLinkCursor('after', page.after);
   const before = decodeLinkCursor('before', page.before);
-  const broadcastId = await checkExists(ctx, id);
+  const broadcastId = await checkExists(ctx, project, id);
   const result = await reports.listClickedLinks(ctx.db, broadcastId, { limit: page.limit!, after, before });
   return {
     has_more: result.has_more,

@@ -23,8 +23,8 @@ const ALL: BroadcastStatus[] = ['draft', 'scheduled', 'queued', 'sending', 'sent
 /** Broadcasts answer state conflicts with 403 validation_error, as Resend does for cancel. */
 const wrongState = (message: string) => new AppError('forbidden', message);
 
-async function findOrThrow(ctx: Context, id: string): Promise<store.BroadcastRow> {
-  const row = await store.findBroadcast(ctx.db, id.toLowerCase());
+async function findOrThrow(ctx: Context, project: string, id: string): Promise<store.BroadcastRow> {
+  const row = await store.findBroadcast(ctx.db, project, id.toLowerCase());
   if (!row) throw notFound('Broadcast');
   return row;
 }
@@ -43,15 +43,16 @@ async function addFanOutJob(ctx: Context, tx: Tx, id: string, runAt: number): Pr
 }
 
 /** POST /broadcasts: a draft, or with `send: true` a broadcast due now or at `scheduled_at`. */
-export async function createBroadcast(ctx: Context, input: CreateBroadcastInput): Promise<{ id: string }> {
+export async function createBroadcast(ctx: Context, project: string, input: CreateBroadcastInput): Promise<{ id: string }> {
   if (input.scheduled_at !== undefined && input.send !== true) {
     throw invalidField('scheduled_at', 'can only be used together with `send: true`.');
   }
-  const content = await checkNewContent(ctx, input);
-  if (input.send) await checkSendable(ctx, content);
+  const content = await checkNewContent(ctx, project, input);
+  if (input.send) await checkSendable(ctx, project, content);
   const due = input.send ? sendTime(ctx, input.scheduled_at) : undefined;
   const row: store.BroadcastRow = {
     id: newId(),
+    project_id: project,
     ...content,
     status: due?.status ?? 'draft',
     created_at: toTimestamp(ctx.clock.now()),
@@ -68,8 +69,8 @@ export async function createBroadcast(ctx: Context, input: CreateBroadcastInput)
 }
 
 /** Resend's broadcast object; `audience_id` is the legacy name of `segment_id`. */
-export async function getBroadcast(ctx: Context, id: string) {
-  const { property_fallbacks: _, fanout_cursor: __, ...row } = await findOrThrow(ctx, id);
+export async function getBroadcast(ctx: Context, project: string, id: string) {
+  const { property_fallbacks: _, fanout_cursor: __, project_id: ___, ...row } = await findOrThrow(ctx, project, id);
   const held = await heldEmails(ctx, row);
   return { object: 'broadcast' as const, ...row, audience_id: row.segment_id, ...(held ? { sending_paused: held } : {}) };
 }
@@ -86,30 +87,30 @@ async function heldEmails(ctx: Context, row: { id: string; from: string; status:
 }
 
 /** GET /broadcasts: list rows without the content. */
-export async function listBroadcasts(ctx: Context, page: PageRequest) {
-  const result = await store.listBroadcasts(ctx.db, page);
+export async function listBroadcasts(ctx: Context, project: string, page: PageRequest) {
+  const result = await store.listBroadcasts(ctx.db, project, page);
   return mapPage(result, (row) => ({ ...row, audience_id: row.segment_id }));
 }
 
 /** PATCH /broadcasts/:id: a draft changes freely; after that only its `name` can change. */
-export async function updateBroadcast(ctx: Context, id: string, input: BroadcastInput): Promise<{ id: string }> {
-  const current = await findOrThrow(ctx, id);
-  const changes = await checkContent(ctx, input);
+export async function updateBroadcast(ctx: Context, project: string, id: string, input: BroadcastInput): Promise<{ id: string }> {
+  const current = await findOrThrow(ctx, project, id);
+  const changes = await checkContent(ctx, project, input);
   if ((changes.html ?? current.html) === null && (changes.text === undefined ? current.text : changes.text) === null) {
     throw invalidField('text', 'a broadcast needs `html` or `text`; it would have neither.');
   }
   const onlyName = Object.keys(changes).every((field) => field === 'name');
-  if (Object.keys(changes).length > 0 && !(await store.updateBroadcastIn(ctx.db, current.id, onlyName ? ALL : ['draft'], changes))) {
+  if (Object.keys(changes).length > 0 && !(await store.updateBroadcastIn(ctx.db, project, current.id, onlyName ? ALL : ['draft'], changes))) {
     throw wrongState('Only draft broadcasts can be edited; once a broadcast is sent or scheduled, only its `name` can change.');
   }
   return { id: current.id };
 }
 
 /** DELETE /broadcasts/:id: drafts, and scheduled broadcasts with their pending send. */
-export async function deleteBroadcast(ctx: Context, id: string): Promise<{ id: string }> {
-  const current = await findOrThrow(ctx, id);
+export async function deleteBroadcast(ctx: Context, project: string, id: string): Promise<{ id: string }> {
+  const current = await findOrThrow(ctx, project, id);
   const deleted = await ctx.writer.transaction(async (tx) => {
-    if (!(await store.deleteBroadcastIn(tx, current.id, ['draft', 'scheduled']))) return false;
+    if (!(await store.deleteBroadcastIn(tx, project, current.id, ['draft', 'scheduled']))) return false;
     await remove(tx, [fanOutJobKey(current.id)]);
     return true;
   });
@@ -118,13 +119,13 @@ export async function deleteBroadcast(ctx: Context, id: string): Promise<{ id: s
 }
 
 /** POST /broadcasts/:id/send: a draft becomes due now, or at `scheduled_at`. */
-export async function sendBroadcast(ctx: Context, id: string, scheduledAt: string | undefined): Promise<{ id: string }> {
-  const current = await findOrThrow(ctx, id);
-  await checkSendable(ctx, current);
+export async function sendBroadcast(ctx: Context, project: string, id: string, scheduledAt: string | undefined): Promise<{ id: string }> {
+  const current = await findOrThrow(ctx, project, id);
+  await checkSendable(ctx, project, current);
   const due = sendTime(ctx, scheduledAt);
   const sent = await ctx.writer.transaction(async (tx) => {
     const changes = { status: due.status, scheduled_at: due.scheduled_at };
-    if (!(await store.updateBroadcastIn(tx, current.id, ['draft'], changes))) return false;
+    if (!(await store.updateBroadcastIn(tx, project, current.id, ['draft'], changes))) return false;
     await addFanOutJob(ctx, tx, current.id, due.runAt);
     return true;
   });
@@ -136,11 +137,11 @@ export async function sendBroadcast(ctx: Context, id: string, scheduledAt: strin
  * POST /broadcasts/:id/cancel: a scheduled broadcast goes back to draft, a queued one is canceled for
  * good. Its fan-out job goes too; a worker that has just claimed it sees the status and stops.
  */
-export async function cancelBroadcast(ctx: Context, id: string): Promise<{ id: string }> {
-  const current = await findOrThrow(ctx, id);
+export async function cancelBroadcast(ctx: Context, project: string, id: string): Promise<{ id: string }> {
+  const current = await findOrThrow(ctx, project, id);
   const canceled = await ctx.writer.transaction(async (tx) => {
-    const unscheduled = await store.updateBroadcastIn(tx, current.id, ['scheduled'], { status: 'draft', scheduled_at: null });
-    if (!unscheduled && !(await store.updateBroadcastIn(tx, current.id, ['queued'], { status: 'canceled' }))) return false;
+    const unscheduled = await store.updateBroadcastIn(tx, project, current.id, ['scheduled'], { status: 'draft', scheduled_at: null });
+    if (!unscheduled && !(await store.updateBroadcastIn(tx, project, current.id, ['queued'], { status: 'canceled' }))) return false;
     await remove(tx, [fanOutJobKey(current.id)]);
     return true;
   });
@@ -149,8 +150,8 @@ export async function cancelBroadcast(ctx: Context, id: string): Promise<{ id: s
 }
 
 /** POST /broadcasts/:id/duplicate: a new draft with the same content, whatever the original's status. */
-export async function duplicateBroadcast(ctx: Context, id: string): Promise<{ id: string }> {
-  const source = await findOrThrow(ctx, id);
+export async function duplicateBroadcast(ctx: Context, project: string, id: string): Promise<{ id: string }> {
+  const source = await findOrThrow(ctx, project, id);
   const row: store.BroadcastRow = {
     ...source,
     id: newId(),

@@ -14,7 +14,6 @@ import { newEmailRows, type NewEmail } from '../emails/new-email.ts';
 import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { eligibleRecipients } from '../recipients/policy.ts';
 import type { Value } from '../templates/render-template.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import { loadParsedBroadcast, renderSubject, usedPropertyKeys, type ParsedBroadcast, type Personalization } from './broadcast-render.ts';
 
 /**
@@ -42,16 +41,17 @@ const STATEMENT_RECIPIENTS = 100;
  * broadcast is no longer due (canceled meanwhile): then nothing is written.
  */
 async function startFanOut(ctx: Context, attempt: Attempt<'send-broadcast'>, broadcast: broadcasts.BroadcastRow): Promise<boolean> {
-  const properties = await findPropertiesByKeys(ctx.db, UNSCOPED_PROJECT, usedPropertyKeys(broadcast));
+  const project = broadcast.project_id;
+  const properties = await findPropertiesByKeys(ctx.db, project, usedPropertyKeys(broadcast));
   const fallbacks = Object.fromEntries(properties.filter((p) => p.fallback_value !== null).map((p) => [p.key, p.fallback_value!]));
   // A topic deleted since the send was accepted: nobody has opted in to it any more.
   const gone = { id: broadcast.topic_id!, default_subscription: 'opt_out' as const };
-  const topic = broadcast.topic_id === null ? undefined : ((await findTopic(ctx.db, UNSCOPED_PROJECT, broadcast.topic_id)) ?? gone);
+  const topic = broadcast.topic_id === null ? undefined : ((await findTopic(ctx.db, project, broadcast.topic_id)) ?? gone);
   let started = false;
   const held = await attempt.checkpoint(async (tx) => {
     const changes = { status: 'sending' as const, property_fallbacks: fallbacks, fanout_cursor: null };
-    started = await broadcasts.updateBroadcastIn(tx, broadcast.id, ['queued', 'scheduled'], changes);
-    if (started) await broadcasts.snapshotRecipients(tx, eligibleRecipients(tx, broadcast.id, broadcast.segment_id, topic));
+    started = await broadcasts.updateBroadcastIn(tx, project, broadcast.id, ['queued', 'scheduled'], changes);
+    if (started) await broadcasts.snapshotRecipients(tx, eligibleRecipients(tx, project, broadcast.id, broadcast.segment_id, topic));
   });
   return held && started;
 }
@@ -65,11 +65,11 @@ interface Chunk {
 }
 
 /** The chunk after `cursor`. A contact deleted since the snapshot is in it with a null email. */
-async function readChunk(ctx: Context, parsed: ParsedBroadcast, cursor: string | null): Promise<Chunk> {
+async function readChunk(ctx: Context, project: string, parsed: ParsedBroadcast, cursor: string | null): Promise<Chunk> {
   const recipients = await broadcasts.readRecipients(ctx.db, parsed.id, cursor, CHUNK_RECIPIENTS);
   const ids = recipients.filter((r) => r.email !== null).map((r) => r.contact_id);
   const properties = new Map<string, Record<string, Value>>();
-  for (const { contact_id, key, value } of await broadcasts.findPropertyValuesOf(ctx.db, ids, parsed.propertyKeys)) {
+  for (const { contact_id, key, value } of await broadcasts.findPropertyValuesOf(ctx.db, project, ids, parsed.propertyKeys)) {
     const values = properties.get(contact_id) ?? {};
     values[key] = value;
     properties.set(contact_id, values);
@@ -105,7 +105,7 @@ function recipientRows(ctx: Context, row: broadcasts.BroadcastRow, parsed: Parse
       properties: chunk.properties.get(recipient.contact_id) ?? {},
     };
     const email: NewEmail = {
-      projectId: UNSCOPED_PROJECT,
+      projectId: row.project_id,
       id,
       from: row.from,
       fromDomain: domain,
@@ -147,7 +147,7 @@ function chunkWrite(ctx: Context, row: broadcasts.BroadcastRow, parsed: ParsedBr
       await insertTables(tx, recipientRows(ctx, row, parsed, chunk, i, i + STATEMENT_RECIPIENTS, stamp));
     }
     const progress = last ? { fanout_cursor: cursor, status: 'sent' as const, sent_at: at } : { fanout_cursor: cursor };
-    await broadcasts.updateBroadcastIn(tx, row.id, ['sending'], progress);
+    await broadcasts.updateBroadcastIn(tx, row.project_id, row.id, ['sending'], progress);
     if (last) await broadcasts.deleteRecipients(tx, row.id);
   };
 }
@@ -162,16 +162,17 @@ function chunkWrite(ctx: Context, row: broadcasts.BroadcastRow, parsed: ParsedBr
  */
 export async function fanOut(ctx: Context, attempt: Attempt<'send-broadcast'>): Promise<TaskResult> {
   const { broadcast_id: broadcastId } = attempt.payload;
-  let row = await broadcasts.findBroadcast(ctx.db, broadcastId);
+  let row = await broadcasts.findBroadcastById(ctx.db, broadcastId);
   if (!row || !['queued', 'scheduled', 'sending'].includes(row.status)) return done();
+  const project = row.project_id;
   if (row.status !== 'sending') {
     if (!(await startFanOut(ctx, attempt, row))) return done();
-    row = (await broadcasts.findBroadcast(ctx.db, broadcastId))!;
+    row = (await broadcasts.findBroadcast(ctx.db, project, broadcastId))!;
   }
-  const parsed = (await loadParsedBroadcast(ctx, broadcastId))!;
+  const parsed = (await loadParsedBroadcast(ctx, project, broadcastId))!;
   let cursor = row.fanout_cursor;
   for (;;) {
-    const chunk = await readChunk(ctx, parsed, cursor);
+    const chunk = await readChunk(ctx, project, parsed, cursor);
     const last = chunk.recipients.length < CHUNK_RECIPIENTS;
     const next = chunk.recipients.at(-1)?.contact_id ?? cursor;
     const write = chunkWrite(ctx, row, parsed, chunk, next, last);

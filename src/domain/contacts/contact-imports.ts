@@ -9,7 +9,6 @@ import type { PageRequest } from '../../store/paginate.ts';
 import { checkSegmentRefs, checkTopicRefs, type SegmentRef, type TopicRef } from './contact-input.ts';
 import { planColumns, type ColumnMap } from './import-rows.ts';
 import { enqueue, jobKey } from '../../jobs/enqueue.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 /** Resend's limit on the CSV of one import. */
 export const MAX_IMPORT_BYTES = 50 * 1024 * 1024;
@@ -41,9 +40,10 @@ function readHeader(file: Buffer): string[] {
 
 /**
  * POST /contacts/imports: checks the form against the CSV's header (columns, properties, segments,
- * topics), then stores the import, its CSV and its job in one transaction. The worker does the rest.
+ * topics, all the project's), then stores the import, its CSV and its job in one transaction. The
+ * worker does the rest, in the import's project.
  */
-export async function createImport(ctx: Context, input: ImportInput): Promise<{ id: string }> {
+export async function createImport(ctx: Context, project: string, input: ImportInput): Promise<{ id: string }> {
   if (input.file === undefined) throw missingField('file');
   const onConflict = input.on_conflict ?? 'skip';
   if (onConflict !== 'upsert' && onConflict !== 'skip') throw invalidField('on_conflict', 'must be "upsert" or "skip".');
@@ -51,12 +51,13 @@ export async function createImport(ctx: Context, input: ImportInput): Promise<{ 
   const map = input.column_map ?? {};
   const plan: store.ImportPlan = {
     on_conflict: onConflict,
-    ...planColumns(header, map, await findPropertiesByKeys(ctx.db, UNSCOPED_PROJECT, Object.keys(map.properties ?? {}))),
-    segments: await checkSegmentRefs(ctx, UNSCOPED_PROJECT, input.segments ?? [], 'segments'),
-    topics: await checkTopicRefs(ctx, UNSCOPED_PROJECT, input.topics ?? [], 'topics'),
+    ...planColumns(header, map, await findPropertiesByKeys(ctx.db, project, Object.keys(map.properties ?? {}))),
+    segments: await checkSegmentRefs(ctx, project, input.segments ?? [], 'segments'),
+    topics: await checkTopicRefs(ctx, project, input.topics ?? [], 'topics'),
   };
   const row: store.ImportRow = {
     id: newId(),
+    project_id: project,
     status: 'queued',
     plan,
     processed: 0,
@@ -78,7 +79,7 @@ export async function createImport(ctx: Context, input: ImportInput): Promise<{ 
 }
 
 /** Resend's contact import object: `total` counts the data rows read so far. */
-function toImport(row: Omit<store.ImportRow, 'plan'>) {
+function toImport(row: Omit<store.ImportRow, 'plan' | 'project_id'>) {
   return {
     object: 'contact_import' as const,
     id: row.id,
@@ -89,13 +90,13 @@ function toImport(row: Omit<store.ImportRow, 'plan'>) {
   };
 }
 
-export async function getImport(ctx: Context, id: string) {
-  const row = await store.findImport(ctx.db, id.toLowerCase());
+export async function getImport(ctx: Context, project: string, id: string) {
+  const row = await store.findImport(ctx.db, project, id.toLowerCase());
   if (!row) throw notFound('Contact import');
   return toImport(row);
 }
 
-export async function listImports(ctx: Context, status: store.ImportRow['status'] | undefined, page: PageRequest) {
-  const result = await store.listImports(ctx.db, status, page);
+export async function listImports(ctx: Context, project: string, status: store.ImportRow['status'] | undefined, page: PageRequest) {
+  const result = await store.listImports(ctx.db, project, status, page);
   return { has_more: result.has_more, data: result.data.map(toImport) };
 }

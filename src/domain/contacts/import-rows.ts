@@ -5,7 +5,6 @@ import type { ContactPropertyRow, PropertyValue } from '../../store/contact-prop
 import type { ContactRow, PropertyValueRow } from '../../store/contacts.ts';
 import type { ContactTopicTable, SegmentContactTable } from '../../store/schema.ts';
 import { normalizeAddress } from '../recipients/addresses.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 // How the rows of a contact import's CSV become contacts. Pure rules: the worker streams the CSV and
 // writes what these functions return.
@@ -104,12 +103,12 @@ export interface ChunkWrite {
 }
 
 /**
- * The rows one chunk writes, given the contacts that already have its emails. A new email is created;
- * an existing one is skipped (`on_conflict: skip`) or updated with the cells that have a value
- * (`upsert`). An email met again later in the file counts as existing by then. Written contacts join
- * the import's segments and take its topic subscriptions.
+ * The rows one chunk writes in the import's project, given its contacts that already have the chunk's
+ * emails. A new email is created; an existing one is skipped (`on_conflict: skip`) or updated with the
+ * cells that have a value (`upsert`). An email met again later in the file counts as existing by then.
+ * Written contacts join the import's segments and take its topic subscriptions.
  */
-export function mergeRows(rows: ImportRow[], existing: ContactRow[], plan: ImportPlan, createdAt: string): ChunkWrite {
+export function mergeRows(project: string, rows: ImportRow[], existing: ContactRow[], plan: ImportPlan, createdAt: string): ChunkWrite {
   const stored = new Map(existing.map((contact) => [contact.email, contact]));
   const written = new Map<string, { contact: ContactRow; values: Map<string, PropertyValue> }>();
   const counts = { created: 0, updated: 0, skipped: 0 };
@@ -122,7 +121,7 @@ export function mergeRows(rows: ImportRow[], existing: ContactRow[], plan: Impor
     }
     counts[current ? 'updated' : 'created']++;
     const contact: ContactRow = {
-      project_id: UNSCOPED_PROJECT,
+      project_id: project,
       id: current?.id ?? newId(),
       email: row.email,
       first_name: row.first_name ?? current?.first_name ?? null,

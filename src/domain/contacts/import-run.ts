@@ -4,13 +4,12 @@ import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import * as imports from '../../store/contact-imports.ts';
-import { findContactsByEmails, setPropertyValues, upsertContacts } from '../../store/contacts.ts';
+import { findContactsByEmails, findEmailsOfOtherProjects, setPropertyValues, upsertContacts } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import { addMemberships } from '../../store/segments.ts';
 import { setSubscriptions } from '../../store/topics.ts';
 import { CSV_OPTIONS } from './contact-imports.ts';
 import { mergeRows, readRow, type ImportRow } from './import-rows.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 /** Rows per transaction: large enough that commits are few, small enough that progress moves often. */
 const CHUNK_ROWS = 2000;
@@ -31,13 +30,22 @@ function readRecords(ctx: Context, importId: string): AsyncIterable<string[]> {
   return parser;
 }
 
-/** What writes one chunk of records and the import's progress; the last chunk also ends the import. */
-function chunkWrite(ctx: Context, importId: string, plan: imports.ImportPlan, records: string[][], last: boolean): (tx: Tx) => Promise<void> {
-  const rows = records.map((record) => readRow(record, plan)).filter((row): row is ImportRow => row !== undefined);
+/**
+ * What writes one chunk of records into the import's project, and the import's progress; the last chunk
+ * also ends the import. A row whose email another project's contact has fails: an address is one
+ * project's contact at most (docs/projects.md).
+ */
+function chunkWrite(ctx: Context, contactImport: imports.ImportRow, records: string[][], last: boolean): (tx: Tx) => Promise<void> {
+  const { id: importId, project_id: project, plan } = contactImport;
+  const read = records.map((record) => readRow(record, plan)).filter((row): row is ImportRow => row !== undefined);
   const at = toTimestamp(ctx.clock.now());
   return async (tx) => {
-    const existing = await findContactsByEmails(tx, UNSCOPED_PROJECT, [...new Set(rows.map((row) => row.email))]);
-    const write = mergeRows(rows, existing, plan, at);
+    const emails = [...new Set(read.map((row) => row.email))];
+    const existing = await findContactsByEmails(tx, project, emails);
+    const mine = new Set(existing.map((contact) => contact.email));
+    const elsewhere = await findEmailsOfOtherProjects(tx, project, emails.filter((email) => !mine.has(email)));
+    const rows = read.filter((row) => !elsewhere.has(row.email));
+    const write = mergeRows(project, rows, existing, plan, at);
     await upsertContacts(tx, write.contacts);
     await setPropertyValues(tx, write.values);
     await addMemberships(tx, write.memberships);
@@ -63,7 +71,7 @@ function failed(ctx: Context, importId: string, error: unknown): TaskResult {
  */
 export async function runImport(ctx: Context, attempt: Attempt<'import-contacts'>): Promise<TaskResult> {
   const { import_id: importId } = attempt.payload;
-  const row = await imports.findImport(ctx.db, importId);
+  const row = await imports.findImportById(ctx.db, importId);
   if (!row || row.status === 'completed' || row.status === 'failed') return done();
   await imports.markImportStarted(ctx.db, importId);
   let skip = 1 + row.processed; // the header, then the rows written by earlier runs
@@ -76,10 +84,10 @@ export async function runImport(ctx: Context, attempt: Attempt<'import-contacts'
       }
       batch.push(record);
       if (batch.length < CHUNK_ROWS) continue;
-      if (!(await attempt.checkpoint(chunkWrite(ctx, importId, row.plan, batch, false)))) return done();
+      if (!(await attempt.checkpoint(chunkWrite(ctx, row, batch, false)))) return done();
       batch = [];
     }
-    return done(chunkWrite(ctx, importId, row.plan, batch, true));
+    return done(chunkWrite(ctx, row, batch, true));
   } catch (error) {
     if (!(error instanceof CsvError) && !attempt.last) throw error;
     return failed(ctx, importId, error);

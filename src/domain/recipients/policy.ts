@@ -153,14 +153,15 @@ async function blockedAtSend(
 
 /**
  * The same rules as SQL: the contact ids of a segment that may receive a broadcast (on `topic`, if it
- * has one), with the broadcast's id beside each, for the fan-out's snapshot.
+ * has one), the broadcast's project's contacts only, with the broadcast's id beside each, for the fan-out's snapshot.
  */
-export function eligibleRecipients(db: Db | Tx, broadcastId: string, segmentId: string, topic: Topic | undefined) {
+export function eligibleRecipients(db: Db | Tx, project: string, broadcastId: string, segmentId: string, topic: Topic | undefined) {
   const members = db
     .selectFrom('segment_contacts')
     .innerJoin('contacts', 'contacts.id', 'segment_contacts.contact_id')
     .select(['segment_contacts.contact_id', sql<string>`cast(${broadcastId} as text)`.as('broadcast_id')])
     .where('segment_contacts.segment_id', '=', segmentId)
+    .where('contacts.project_id', '=', project)
     .where('contacts.unsubscribed', '=', 0);
   if (!topic) return members;
   return members

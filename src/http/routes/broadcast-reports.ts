@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { broadcastsMetrics, getBroadcastMetrics, METRICS_LINKS } from '../../domain/broadcasts/broadcast-metrics.ts';
 import * as reports from '../../domain/broadcasts/broadcast-reports.ts';
+import { projectOf } from '../auth.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas/common.ts';
 import { MetricsQuery, MetricsResponse } from './email-metrics.ts';
@@ -78,7 +79,7 @@ export function broadcastReportRoutes(app: App, ctx: Context): void {
     },
     async (request) => {
       const { type, email, bounce_type, ...page } = request.query;
-      const result = await reports.listBroadcastRecipients(ctx, request.params.id, { type, email, bounce_type }, parsePage(page, { everything: false }));
+      const result = await reports.listBroadcastRecipients(ctx, projectOf(request), request.params.id, { type, email, bounce_type }, parsePage(page, { everything: false }));
       return listOf(result);
     },
   );
@@ -93,7 +94,7 @@ export function broadcastReportRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(ClickedLink) },
       },
     },
-    async (request) => listOf(await reports.listBroadcastClickedLinks(ctx, request.params.id, parsePage(request.query, { everything: false, opaque: true }))),
+    async (request) => listOf(await reports.listBroadcastClickedLinks(ctx, projectOf(request), request.params.id, parsePage(request.query, { everything: false, opaque: true }))),
   );
 
   app.get(
@@ -111,6 +112,6 @@ export function broadcastReportRoutes(app: App, ctx: Context): void {
   app.get(
     `/broadcasts/:id${UUID}/metrics`,
     { schema: { summary: "A broadcast's recipients, sends and what they did, each with a percentage, and its most clicked links", params: IdParams, response: { 200: BroadcastMetrics } } },
-    async (request) => getBroadcastMetrics(ctx, request.params.id),
+    async (request) => getBroadcastMetrics(ctx, projectOf(request), request.params.id),
   );
 }

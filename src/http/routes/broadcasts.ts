@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as broadcasts from '../../domain/broadcasts/broadcasts.ts';
+import { projectOf } from '../auth.ts';
 import { PageQuery, parsePage, replyList } from '../pagination.ts';
 import { AddressList, CONTENT_BODY_LIMIT, deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str, UUID } from '../schemas/common.ts';
 
@@ -65,7 +66,7 @@ export function broadcastRoutes(app: App, ctx: Context): void {
         response: { 201: objectId('broadcast') },
       },
     },
-    async (request, reply) => reply.status(201).send(await answer(broadcasts.createBroadcast(ctx, request.body))),
+    async (request, reply) => reply.status(201).send(await answer(broadcasts.createBroadcast(ctx, projectOf(request), request.body))),
   );
 
   app.get(
@@ -77,13 +78,13 @@ export function broadcastRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(BroadcastListItem) },
       },
     },
-    async (request, reply) => replyList(reply, await broadcasts.listBroadcasts(ctx, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await broadcasts.listBroadcasts(ctx, projectOf(request), parsePage(request.query, { everything: true }))),
   );
 
   app.get(
     `/broadcasts/:id${UUID}`,
     { schema: { summary: 'Retrieve a broadcast', params: IdParams, response: { 200: Broadcast } } },
-    async (request) => broadcasts.getBroadcast(ctx, request.params.id),
+    async (request) => broadcasts.getBroadcast(ctx, projectOf(request), request.params.id),
   );
 
   app.patch(
@@ -97,13 +98,13 @@ export function broadcastRoutes(app: App, ctx: Context): void {
         response: { 200: objectId('broadcast') },
       },
     },
-    async (request) => answer(broadcasts.updateBroadcast(ctx, request.params.id, request.body)),
+    async (request) => answer(broadcasts.updateBroadcast(ctx, projectOf(request), request.params.id, request.body)),
   );
 
   app.delete(
     `/broadcasts/:id${UUID}`,
     { schema: { summary: 'Delete a draft or scheduled broadcast', params: IdParams, response: { 200: deleted('broadcast') } } },
-    async (request) => ({ ...(await answer(broadcasts.deleteBroadcast(ctx, request.params.id))), deleted: true }),
+    async (request) => ({ ...(await answer(broadcasts.deleteBroadcast(ctx, projectOf(request), request.params.id))), deleted: true }),
   );
 
   app.post(
@@ -116,18 +117,18 @@ export function broadcastRoutes(app: App, ctx: Context): void {
         response: { 200: objectId('broadcast') },
       },
     },
-    async (request) => answer(broadcasts.sendBroadcast(ctx, request.params.id, request.body.scheduled_at)),
+    async (request) => answer(broadcasts.sendBroadcast(ctx, projectOf(request), request.params.id, request.body.scheduled_at)),
   );
 
   app.post(
     `/broadcasts/:id${UUID}/cancel`,
     { schema: { summary: 'Cancel a scheduled (back to draft) or queued broadcast', params: IdParams, response: { 200: objectId('broadcast') } } },
-    async (request) => answer(broadcasts.cancelBroadcast(ctx, request.params.id)),
+    async (request) => answer(broadcasts.cancelBroadcast(ctx, projectOf(request), request.params.id)),
   );
 
   app.post(
     `/broadcasts/:id${UUID}/duplicate`,
     { schema: { summary: 'Copy a broadcast into a new draft', params: IdParams, response: { 200: objectId('broadcast') } } },
-    async (request) => answer(broadcasts.duplicateBroadcast(ctx, request.params.id)),
+    async (request) => answer(broadcasts.duplicateBroadcast(ctx, projectOf(request), request.params.id)),
   );
 }

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as imports from '../../domain/contacts/contact-imports.ts';
+import { projectOf } from '../auth.ts';
 import { SegmentRefs, TopicRefs } from '../schemas/contacts.ts';
 import { unsupportedMediaType } from '../error-handler.ts';
 import { AppError, invalidField } from '../../errors.ts';
@@ -104,7 +105,7 @@ export function contactImportRoutes(app: App, ctx: Context): void {
         },
       },
       async (request, reply) => {
-        const { id } = await imports.createImport(ctx, await readImportForm(request));
+        const { id } = await imports.createImport(ctx, projectOf(request), await readImportForm(request));
         return reply.status(201).send({ object: 'contact_import' as const, id });
       },
     );
@@ -119,12 +120,12 @@ export function contactImportRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(ContactImport) },
       },
     },
-    async (request) => listOf(await imports.listImports(ctx, request.query.status, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await imports.listImports(ctx, projectOf(request), request.query.status, parsePage(request.query, { everything: false }))),
   );
 
   app.get(
     `/contacts/imports/:id${UUID}`,
     { schema: { summary: 'Retrieve a contact import: its status and counts', params: IdParams, response: { 200: ContactImport } } },
-    async (request) => imports.getImport(ctx, request.params.id),
+    async (request) => imports.getImport(ctx, projectOf(request), request.params.id),
   );
 }

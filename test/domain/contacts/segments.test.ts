@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eligibleRecipients } from '../../../src/domain/recipients/policy.ts';
+import { DEFAULT_PROJECT_ID } from '../../../src/store/projects.ts';
 import { dialects, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 
 const MISSING = '01a2007a-0000-7000-8000-000000000000';
@@ -149,7 +150,7 @@ for (const dialect of dialects) {
       const walk = async (topicId: string | undefined) => {
         const topics = t.ctx.db.selectFrom('topics').select(['id', 'default_subscription']);
         const topic = topicId ? await topics.where('id', '=', topicId).executeTakeFirstOrThrow() : undefined;
-        const rows = await eligibleRecipients(t.ctx.db, MISSING, segment, topic).orderBy('segment_contacts.contact_id', 'desc').execute();
+        const rows = await eligibleRecipients(t.ctx.db, DEFAULT_PROJECT_ID, MISSING, segment, topic).orderBy('segment_contacts.contact_id', 'desc').execute();
         return rows.map((row) => row.contact_id);
       };
       assert.deepEqual(await walk(undefined), [outBoth, inBoth, plain], 'no topic: everyone but the unsubscribed');
