@@ -17,8 +17,9 @@ export async function insertSteps(tx: Tx, steps: RunStepRow[]): Promise<void> {
   if (steps.length > 0) await tx.insertInto('automation_run_steps').values(steps).execute();
 }
 
-export async function findRun(db: Db | Tx, id: string): Promise<RunRow | undefined> {
-  return db.selectFrom('automation_runs').selectAll().where('id', '=', id).executeTakeFirst();
+/** The automation's run with this id (a run is its automation's project's). */
+export async function findRun(db: Db | Tx, automationId: string, id: string): Promise<RunRow | undefined> {
+  return db.selectFrom('automation_runs').selectAll().where('id', '=', id).where('automation_id', '=', automationId).executeTakeFirst();
 }
 
 /** The run, its row locked until the transaction ends (PostgreSQL; SQLite has one writer), so its steps end one at a time. */
@@ -27,13 +28,15 @@ export async function lockRun(tx: Tx, id: string): Promise<RunRow | undefined> {
   return (isPostgres(tx) ? query.forUpdate() : query).executeTakeFirst();
 }
 
-/** A step with its run, in one read: what a step's job starts from. */
-export async function findStepWithRun(db: Db | Tx, stepId: string): Promise<{ step: RunStepRow; run: RunRow } | undefined> {
+/** A step with its run and the run's project (its automation's), in one read: what a step's job starts from. */
+export async function findStepWithRun(db: Db | Tx, stepId: string): Promise<{ step: RunStepRow; run: RunRow; project: string } | undefined> {
   const row = await db
     .selectFrom('automation_run_steps as s')
     .innerJoin('automation_runs as r', 'r.id', 's.run_id')
+    .innerJoin('automations as a', 'a.id', 'r.automation_id')
     .selectAll('s')
     .select([
+      'a.project_id',
       'r.automation_id',
       'r.version_id',
       'r.contact_id as run_contact_id',
@@ -47,7 +50,7 @@ export async function findStepWithRun(db: Db | Tx, stepId: string): Promise<{ st
     .where('s.id', '=', stepId)
     .executeTakeFirst();
   if (!row) return undefined;
-  const { automation_id, version_id, run_contact_id, email, run_status, event, run_started_at, run_completed_at, run_created_at, ...step } = row;
+  const { project_id, automation_id, version_id, run_contact_id, email, run_status, event, run_started_at, run_completed_at, run_created_at, ...step } = row;
   const run: RunRow = {
     id: step.run_id,
     automation_id,
@@ -60,7 +63,7 @@ export async function findStepWithRun(db: Db | Tx, stepId: string): Promise<{ st
     completed_at: run_completed_at,
     created_at: run_created_at,
   };
-  return { step, run };
+  return { step, run, project: project_id };
 }
 
 /**

@@ -575,6 +575,7 @@ export interface ApiLogTable {
 /** A custom event: a name automations are triggered by, and an optional schema of its payload. */
 export interface CustomEventTable {
   id: string;
+  project_id: string;
   name: string;
   /** JSON object: a flat map of payload keys to `string`, `number`, `boolean` or `date`; null for none. */
   schema: string | null;
@@ -584,6 +585,8 @@ export interface CustomEventTable {
 
 export interface AutomationTable {
   id: string;
+  /** Its versions and runs are its project's, reached through it. */
+  project_id: string;
   name: string;
   /** `enabled` (events start runs) or `disabled`. */
   status: string;

@@ -23,8 +23,9 @@ export function automationRunPages(app: App, ctx: Context): void {
 
   app.get('/automations/:id/runs/:run_id', route, async (request, reply) => {
     const id = pathId(request, 'id', 'Automation');
-    const run = await getRun(ctx, id, pathId(request, 'run_id', 'Automation run'));
-    const automation = await findAutomationOrThrow(ctx, id);
+    const project = request.session!.projectId;
+    const run = await getRun(ctx, project, id, pathId(request, 'run_id', 'Automation run'));
+    const automation = await findAutomationOrThrow(ctx, project, id);
     const content = html`<p><a href="/dashboard/automations/${id}">Back to ${automation.name}</a></p>
 <dl class="facts">
 <dt>Status</dt><dd>${status(run.status)}</dd>

@@ -13,7 +13,6 @@ import { pager, readPage } from '../paging.ts';
 import { pathId } from '../path-id.ts';
 import { automationRunPages } from './automation-runs.ts';
 import { graphDrawing, stepsTable, type ReferenceNames } from './automation-graph.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 // Automations: the list, and an automation's page (its graph drawn, its steps, its runs, and Stop),
 // over the domain functions of GET /automations, GET /automations/:id, its /runs and /stop.
@@ -37,12 +36,12 @@ function statusFilter(action: string, label: string, values: string[], chosen: s
 </form>`;
 }
 
-/** The names of the templates and segments the steps send and add to, each looked up once; one deleted since goes unnamed. */
-async function referenceNames(ctx: Context, steps: Step[]): Promise<ReferenceNames> {
+/** The names of the project's templates and segments the steps send and add to, each looked up once; one deleted since goes unnamed. */
+async function referenceNames(ctx: Context, project: string, steps: Step[]): Promise<ReferenceNames> {
   const refs = new Map<string, () => Promise<{ name: string }>>();
   for (const step of steps) {
-    if (step.type === 'send_email') refs.set(`template:${step.config.template.id}`, () => getTemplate(ctx, UNSCOPED_PROJECT, step.config.template.id));
-    if (step.type === 'add_to_segment') refs.set(`segment:${step.config.segment_id}`, () => findSegmentOrThrow(ctx, UNSCOPED_PROJECT, step.config.segment_id));
+    if (step.type === 'send_email') refs.set(`template:${step.config.template.id}`, () => getTemplate(ctx, project, step.config.template.id));
+    if (step.type === 'add_to_segment') refs.set(`segment:${step.config.segment_id}`, () => findSegmentOrThrow(ctx, project, step.config.segment_id));
   }
   const names = await Promise.all([...refs].map(([ref, find]) => find().then((row): [string, string][] => [[ref, row.name]], () => [])));
   return new Map(names.flat());
@@ -58,7 +57,7 @@ export function automationPages(app: App, ctx: Context): void {
   app.get('/automations', route, async (request, reply) => {
     const query = request.query as Query;
     const filter = chosen(query, STATUSES);
-    const list = await automations.listAutomations(ctx, readPage(query, PAGE_SIZE), filter);
+    const list = await automations.listAutomations(ctx, request.session!.projectId, readPage(query, PAGE_SIZE), filter);
     const content = html`${statusFilter('/dashboard/automations', 'Status', STATUSES, filter)}
 <table class="list">
 <caption class="visually-hidden">Automations, newest first</caption>
@@ -79,13 +78,14 @@ ${pager('/dashboard/automations', { status: filter }, list)}`;
     const id = pathId(request, 'id', 'Automation');
     const query = request.query as Query;
     const filter = chosen(query, RUN_STATUSES);
+    const project = request.session!.projectId;
     const [automation, runs, running] = await Promise.all([
-      automations.getAutomation(ctx, id),
-      listRuns(ctx, id, readPage(query, PAGE_SIZE), filter),
-      listRuns(ctx, id, { limit: 1, after: undefined, before: undefined }, 'running'),
+      automations.getAutomation(ctx, project, id),
+      listRuns(ctx, project, id, readPage(query, PAGE_SIZE), filter),
+      listRuns(ctx, project, id, { limit: 1, after: undefined, before: undefined }, 'running'),
     ]);
     const graph = { steps: automation.steps, connections: automation.connections };
-    const names = await referenceNames(ctx, graph.steps);
+    const names = await referenceNames(ctx, project, graph.steps);
     const event = triggerEvent(graph);
     const stoppable = automation.status === 'enabled' || running.data.length > 0;
     const content = html`<dl class="facts">
@@ -124,7 +124,7 @@ ${pager(`/dashboard/automations/${id}`, { status: filter }, runs)}
 
   app.post('/automations/:id/stop', route, async (request, reply) => {
     const id = pathId(request, 'id', 'Automation');
-    await automations.stopAutomation(ctx, id);
+    await automations.stopAutomation(ctx, request.session!.projectId, id);
     return reply.redirect(`/dashboard/automations/${id}?done=stopped`, 303);
   });
 

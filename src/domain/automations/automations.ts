@@ -12,7 +12,6 @@ import { findSegmentIds } from '../../store/segments.ts';
 import { findPublishedTemplate } from '../../store/templates.ts';
 import { checkGraph, triggerEvent, type Graph } from './graph.ts';
 import { cancelOpenSteps, graphOf } from './run-steps.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 const STATUSES = ['enabled', 'disabled'];
 const MAX_NAME = 255;
@@ -35,11 +34,14 @@ function checkStatus(status: unknown): 'enabled' | 'disabled' {
   return status as 'enabled' | 'disabled';
 }
 
-/** The graph's rules that need the database: each template published (with a sender and a subject, its own or the step's), each segment existing. */
-async function checkReferences(ctx: Context, graph: Graph): Promise<void> {
+/**
+ * The graph's rules that need the database: each template the project's and published (with a sender
+ * and a subject, its own or the step's), each segment the project's. Another project's is a missing one.
+ */
+async function checkReferences(ctx: Context, project: string, graph: Graph): Promise<void> {
   for (const step of graph.steps) {
     if (step.type === 'send_email') {
-      const version = (await findPublishedTemplate(ctx.db, UNSCOPED_PROJECT, step.config.template.id))?.version;
+      const version = (await findPublishedTemplate(ctx.db, project, step.config.template.id))?.version;
       if (!version) throw new AppError('validation_error', `Invalid step \`${step.key}\`: no published template has the id or alias \`${clip(step.config.template.id)}\`.`);
       for (const field of ['from', 'subject'] as const) {
         if (step.config[field] === undefined && !version[field]) {
@@ -47,15 +49,15 @@ async function checkReferences(ctx: Context, graph: Graph): Promise<void> {
         }
       }
     }
-    if (step.type === 'add_to_segment' && !(await findSegmentIds(ctx.db, UNSCOPED_PROJECT, [step.config.segment_id.toLowerCase()])).size) {
+    if (step.type === 'add_to_segment' && !(await findSegmentIds(ctx.db, project, [step.config.segment_id.toLowerCase()])).size) {
       throw new AppError('validation_error', `Invalid step \`${step.key}\`: there is no segment with id \`${clip(step.config.segment_id)}\`.`);
     }
   }
 }
 
-async function checkedGraph(ctx: Context, steps: unknown, connections: unknown): Promise<Graph> {
+async function checkedGraph(ctx: Context, project: string, steps: unknown, connections: unknown): Promise<Graph> {
   const graph = checkGraph(steps, connections);
-  await checkReferences(ctx, graph);
+  await checkReferences(ctx, project, graph);
   return graph;
 }
 
@@ -63,46 +65,47 @@ function versionRow(automationId: string, graph: Graph, at: string): store.Autom
   return { id: newId(), automation_id: automationId, steps: JSON.stringify(graph.steps), connections: JSON.stringify(graph.connections), created_at: at };
 }
 
-async function insertAutomation(ctx: Context, name: string, status: string, graph: Graph): Promise<{ id: string }> {
+async function insertAutomation(ctx: Context, project: string, name: string, status: string, graph: Graph): Promise<{ id: string }> {
   const at = toTimestamp(ctx.clock.now());
   const id = newId();
   const version = versionRow(id, graph, at);
   await ctx.writer.transaction((tx) =>
-    store.insertAutomation(tx, { id, name, status, version_id: version.id, trigger_event: triggerEvent(graph), created_at: at, updated_at: at }, version),
+    store.insertAutomation(tx, { id, project_id: project, name, status, version_id: version.id, trigger_event: triggerEvent(graph), created_at: at, updated_at: at }, version),
   );
   return { id };
 }
 
 /** POST /automations: disabled unless `status` says enabled. */
-export async function createAutomation(ctx: Context, input: AutomationInput): Promise<{ id: string }> {
+export async function createAutomation(ctx: Context, project: string, input: AutomationInput): Promise<{ id: string }> {
   const name = checkName(input.name);
   const status = input.status === undefined ? 'disabled' : checkStatus(input.status);
   if (input.steps === undefined) throw missingField('steps');
   if (input.connections === undefined) throw missingField('connections');
-  return insertAutomation(ctx, name, status, await checkedGraph(ctx, input.steps, input.connections));
+  return insertAutomation(ctx, project, name, status, await checkedGraph(ctx, project, input.steps, input.connections));
 }
 
-export async function findAutomationOrThrow(ctx: Context, id: string): Promise<store.AutomationRow> {
-  const automation = isUuid(id) ? await store.findAutomation(ctx.db, id.toLowerCase()) : undefined;
+/** The project's automation; another project's is not found, as a missing one. */
+export async function findAutomationOrThrow(ctx: Context, project: string, id: string): Promise<store.AutomationRow> {
+  const automation = isUuid(id) ? await store.findAutomation(ctx.db, project, id.toLowerCase()) : undefined;
   if (!automation) throw notFound('Automation');
   return automation;
 }
 
 /** GET /automations/:id: the automation with its current graph. */
-export async function getAutomation(ctx: Context, id: string) {
-  const automation = await findAutomationOrThrow(ctx, id);
+export async function getAutomation(ctx: Context, project: string, id: string) {
+  const automation = await findAutomationOrThrow(ctx, project, id);
   const graph = await graphOf(ctx.db, automation.version_id);
   const { name, status, created_at, updated_at } = automation;
   return { object: 'automation' as const, id: automation.id, name, status, created_at, updated_at, steps: graph.steps, connections: graph.connections };
 }
 
-export async function listAutomations(ctx: Context, page: PageRequest, status: string | undefined) {
-  return store.listAutomations(ctx.db, page, status === undefined ? undefined : checkStatus(status));
+export async function listAutomations(ctx: Context, project: string, page: PageRequest, status: string | undefined) {
+  return store.listAutomations(ctx.db, project, page, status === undefined ? undefined : checkStatus(status));
 }
 
 /** PATCH /automations/:id: the name, the status, or the graph (steps and connections together, as a new version). */
-export async function updateAutomation(ctx: Context, id: string, input: AutomationInput): Promise<{ id: string }> {
-  const automation = await findAutomationOrThrow(ctx, id);
+export async function updateAutomation(ctx: Context, project: string, id: string, input: AutomationInput): Promise<{ id: string }> {
+  const automation = await findAutomationOrThrow(ctx, project, id);
   if ([input.name, input.status, input.steps, input.connections].every((v) => v === undefined)) {
     throw new AppError('validation_error', 'Give at least one of `name`, `status`, or `steps` with `connections`.');
   }
@@ -112,7 +115,7 @@ export async function updateAutomation(ctx: Context, id: string, input: Automati
   const changes: Partial<store.AutomationRow> = {};
   if (input.name !== undefined) changes.name = checkName(input.name);
   if (input.status !== undefined) changes.status = checkStatus(input.status);
-  const graph = input.steps === undefined ? undefined : await checkedGraph(ctx, input.steps, input.connections);
+  const graph = input.steps === undefined ? undefined : await checkedGraph(ctx, project, input.steps, input.connections);
   const at = toTimestamp(ctx.clock.now());
   await ctx.writer.transaction(async (tx) => {
     if (graph) {
@@ -120,7 +123,7 @@ export async function updateAutomation(ctx: Context, id: string, input: Automati
       await store.insertVersion(tx, version);
       Object.assign(changes, { version_id: version.id, trigger_event: triggerEvent(graph) });
     }
-    await store.updateAutomation(tx, automation.id, { ...changes, updated_at: at });
+    await store.updateAutomation(tx, project, automation.id, { ...changes, updated_at: at });
   });
   return { id: automation.id };
 }
@@ -132,29 +135,29 @@ async function cancelAllRuns(tx: Tx, automationId: string, at: string): Promise<
 }
 
 /** POST /automations/:id/stop: disables it and cancels its runs in progress with their pending steps. */
-export async function stopAutomation(ctx: Context, id: string) {
-  const automation = await findAutomationOrThrow(ctx, id);
+export async function stopAutomation(ctx: Context, project: string, id: string) {
+  const automation = await findAutomationOrThrow(ctx, project, id);
   const at = toTimestamp(ctx.clock.now());
   await ctx.writer.transaction(async (tx) => {
-    await store.updateAutomation(tx, automation.id, { status: 'disabled', updated_at: at });
+    await store.updateAutomation(tx, project, automation.id, { status: 'disabled', updated_at: at });
     await cancelAllRuns(tx, automation.id, at);
   });
   return { object: 'automation' as const, id: automation.id, status: 'disabled' as const };
 }
 
 /** DELETE /automations/:id: cancels its runs' pending steps, then deletes it with its versions and runs. */
-export async function deleteAutomation(ctx: Context, id: string) {
-  const automation = await findAutomationOrThrow(ctx, id);
+export async function deleteAutomation(ctx: Context, project: string, id: string) {
+  const automation = await findAutomationOrThrow(ctx, project, id);
   await ctx.writer.transaction(async (tx) => {
     await cancelAllRuns(tx, automation.id, toTimestamp(ctx.clock.now()));
-    await store.deleteAutomation(tx, automation.id);
+    await store.deleteAutomation(tx, project, automation.id);
   });
   return { object: 'automation' as const, id: automation.id, deleted: true as const };
 }
 
 /** POST /automations/:id/duplicate: a disabled copy of its current graph, named "<name> (copy)". */
-export async function duplicateAutomation(ctx: Context, id: string): Promise<{ id: string }> {
-  const automation = await findAutomationOrThrow(ctx, id);
+export async function duplicateAutomation(ctx: Context, project: string, id: string): Promise<{ id: string }> {
+  const automation = await findAutomationOrThrow(ctx, project, id);
   const graph = await graphOf(ctx.db, automation.version_id);
-  return insertAutomation(ctx, `${automation.name} (copy)`.slice(0, MAX_NAME), 'disabled', graph);
+  return insertAutomation(ctx, project, `${automation.name} (copy)`.slice(0, MAX_NAME), 'disabled', graph);
 }

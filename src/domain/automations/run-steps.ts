@@ -23,7 +23,6 @@ import { marketingPause } from '../deliverability/guards.ts';
 import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { refusedToContact } from '../recipients/policy.ts';
 import type { ConnectionType, ContactUpdateConfig, Graph, SendEmailConfig, Step, StepType } from './graph.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import { senderOf } from '../sending-domains/sender-domain.ts';
 import { evaluate, fieldValue, textOf, type RuleScope } from './rules.ts';
 
@@ -133,9 +132,10 @@ function templateVariables(config: SendEmailConfig, scope: RuleScope): Record<st
   return variables;
 }
 
-async function sendEmailStep(ctx: Context, config: SendEmailConfig, contact: ContactRow | undefined, scope: RuleScope): Promise<Outcome> {
+/** Writes the email in the run's project: its template, topic and sending domain are that project's. */
+async function sendEmailStep(ctx: Context, project: string, config: SendEmailConfig, contact: ContactRow | undefined, scope: RuleScope): Promise<Outcome> {
   if (!contact) return { status: 'skipped', output: { reason: 'Not sent: the contact was deleted.' } };
-  const refusal = await refusedToContact(ctx, { email: contact.email, unsubscribed: contact.unsubscribed === 1 }, config.topic_id);
+  const refusal = await refusedToContact(ctx, project, { email: contact.email, unsubscribed: contact.unsubscribed === 1 }, config.topic_id);
   if (refusal) return { status: 'skipped', output: { reason: refusal.reason, state: refusal.state } };
   const input: SendEmailInput = {
     to: contact.email,
@@ -147,7 +147,7 @@ async function sendEmailStep(ctx: Context, config: SendEmailConfig, contact: Con
   };
   let prepared: PreparedEmail;
   try {
-    prepared = await prepareEmail(ctx, input, senderOf(UNSCOPED_PROJECT));
+    prepared = await prepareEmail(ctx, input, senderOf(project));
   } catch (error) {
     if (error instanceof AppError) return failed(error);
     throw error;
@@ -164,14 +164,14 @@ async function sendEmailStep(ctx: Context, config: SendEmailConfig, contact: Con
   };
 }
 
-async function contactUpdateStep(ctx: Context, config: ContactUpdateConfig, contact: ContactRow | undefined, scope: RuleScope): Promise<Outcome> {
+async function contactUpdateStep(ctx: Context, project: string, config: ContactUpdateConfig, contact: ContactRow | undefined, scope: RuleScope): Promise<Outcome> {
   if (!contact) return { status: 'skipped', output: { reason: 'The contact was deleted.' }, branch: 'default' };
   const pick = (field: 'first_name' | 'last_name' | 'unsubscribed') => (config[field] === undefined ? undefined : resolve(config[field], scope));
   const properties = config.properties && Object.fromEntries(Object.entries(config.properties).map(([k, v]) => [k, resolve(v, scope) ?? null]));
   let changes: ContactChanges;
   try {
     const unsubscribed = pick('unsubscribed');
-    changes = await checkContactChanges(ctx, UNSCOPED_PROJECT, {
+    changes = await checkContactChanges(ctx, project, {
       first_name: pick('first_name') as string | null | undefined,
       last_name: pick('last_name') as string | null | undefined,
       unsubscribed: unsubscribed === undefined ? undefined : unsubscribed === true || unsubscribed === 'true',
@@ -189,14 +189,15 @@ async function contactUpdateStep(ctx: Context, config: ContactUpdateConfig, cont
 const READS_CONTACT = new Set<StepType>(['send_email', 'condition', 'contact_update', 'contact_delete', 'add_to_segment']);
 const READS_SCOPE = new Set<StepType>(['send_email', 'condition', 'contact_update']);
 
-async function work(ctx: Context, step: Step, run: runs.RunRow): Promise<Outcome> {
+/** What `step` of `run` does; everything it reads and writes is the run's project's. */
+async function work(ctx: Context, project: string, step: Step, run: runs.RunRow): Promise<Outcome> {
   // A delay or a wait's timeout reads nothing more.
-  const contact = READS_CONTACT.has(step.type) ? await findContactById(ctx.db, UNSCOPED_PROJECT, run.contact_id) : undefined;
+  const contact = READS_CONTACT.has(step.type) ? await findContactById(ctx.db, project, run.contact_id) : undefined;
   const event = parsed<RunEvent>(run.event)!;
   const scope: RuleScope = { event: event.payload, contact: READS_SCOPE.has(step.type) ? await contactScope(ctx.db, contact) : undefined };
   switch (step.type) {
     case 'send_email':
-      return sendEmailStep(ctx, step.config, contact, scope);
+      return sendEmailStep(ctx, project, step.config, contact, scope);
     case 'delay':
       return { status: 'completed', output: { duration: step.config.duration }, branch: 'default' };
     case 'wait_for_event':
@@ -207,12 +208,12 @@ async function work(ctx: Context, step: Step, run: runs.RunRow): Promise<Outcome
       return { status: 'completed', output: { result: met }, branch: met ? 'condition_met' : 'condition_not_met' };
     }
     case 'contact_update':
-      return contactUpdateStep(ctx, step.config, contact, scope);
+      return contactUpdateStep(ctx, project, step.config, contact, scope);
     case 'contact_delete':
       if (!contact) return { status: 'skipped', output: { reason: 'The contact was deleted already.' }, branch: 'default' };
       return { status: 'completed', output: { contact_id: contact.id }, branch: 'default', write: (tx) => removeContact(ctx, tx, contact) };
     case 'add_to_segment': {
-      const segment = await findSegment(ctx.db, UNSCOPED_PROJECT, step.config.segment_id.toLowerCase());
+      const segment = await findSegment(ctx.db, project, step.config.segment_id.toLowerCase());
       if (!segment) return failed(new AppError('not_found', `Segment ${clip(step.config.segment_id)} not found`));
       if (!contact) return { status: 'skipped', output: { reason: 'The contact was deleted.' }, branch: 'default' };
       return {
@@ -256,10 +257,10 @@ export async function recordOutcome(ctx: Context, tx: Tx, run: runs.RunRow, grap
 export async function runStep(ctx: Context, attempt: Attempt<'automation-step'>): Promise<TaskResult> {
   const found = await runs.findStepWithRun(ctx.db, attempt.payload.step_id);
   if (!found || found.run.status !== 'running' || !runs.OPEN_STEP_STATES.includes(found.step.status)) return done();
-  const { step: row, run } = found;
+  const { step: row, run, project } = found;
   const graph = await graphOf(ctx.db, run.version_id);
   const step = graph.steps.find((s) => s.key === row.key)!;
-  const outcome = await work(ctx, step, run);
+  const outcome = await work(ctx, project, step, run);
   if (outcome.postponeUntil !== undefined) return { ending: { end: 'postpone', until: outcome.postponeUntil } };
   return done(async (tx) => {
     const locked = await runs.lockRun(tx, run.id);

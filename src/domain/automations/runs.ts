@@ -6,7 +6,7 @@ import type { Context } from '../../context.ts';
 import { AppError, invalidField, notFound } from '../../errors.ts';
 import { isUuid, newId } from '../../time/ids.ts';
 import * as runs from '../../store/automation-runs.ts';
-import { findAutomation, findTriggered } from '../../store/automations.ts';
+import { findTriggered } from '../../store/automations.ts';
 import { findContactByEmail, findContactById, type ContactRow } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import { remove } from '../../jobs/enqueue.ts';
@@ -14,11 +14,11 @@ import { json, parsed } from '../../store/json.ts';
 import { mapPage, type PageRequest } from '../../store/paginate.ts';
 import { contactEmail } from '../contacts/contact-input.ts';
 import { ensureContact } from '../contacts/contacts.ts';
+import { findAutomationOrThrow } from './automations.ts';
 import { checkEventName, checkPayload } from './custom-events.ts';
 import type { Graph, Step } from './graph.ts';
 import { advance, contactScope, graphOf, recordOutcome, stepJobKey, type RunEvent } from './run-steps.ts';
 import { evaluate } from './rules.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 export interface SendEventInput {
   event?: unknown;
@@ -85,19 +85,20 @@ function contactOf(input: SendEventInput): { id: string } | { email: string } {
 }
 
 /**
- * POST /events/send. An event for an email that is no contact creates the contact when an automation
+ * POST /events/send, an event of the key's project: it starts that project's automations, for that
+ * project's contact. An event for an email that is no contact creates the contact when an automation
  * starts for it (as Resend does); with nothing to start, it creates nothing.
  */
-export async function sendEvent(ctx: Context, input: SendEventInput): Promise<{ object: 'event'; event: string }> {
+export async function sendEvent(ctx: Context, project: string, input: SendEventInput): Promise<{ object: 'event'; event: string }> {
   const name = checkEventName(input.event, 'event');
   const who = contactOf(input);
-  const event: RunEvent = { name, payload: await checkPayload(ctx, name, input.payload) };
+  const event: RunEvent = { name, payload: await checkPayload(ctx, project, name, input.payload) };
   await ctx.writer.transaction(async (tx) => {
     const now = ctx.clock.now();
-    let contact = 'id' in who ? await findContactById(tx, UNSCOPED_PROJECT, who.id) : await findContactByEmail(tx, UNSCOPED_PROJECT, who.email);
+    let contact = 'id' in who ? await findContactById(tx, project, who.id) : await findContactByEmail(tx, project, who.email);
     if (!contact && 'id' in who) throw notFound('Contact');
-    const automations = await findTriggered(tx, name);
-    if (!contact && automations.length > 0) contact = await ensureContact(ctx, tx, UNSCOPED_PROJECT, (who as { email: string }).email);
+    const automations = await findTriggered(tx, project, name);
+    if (!contact && automations.length > 0) contact = await ensureContact(ctx, tx, project, (who as { email: string }).email);
     if (!contact) return;
     for (const automation of automations) {
       await startRun(ctx, tx, automation, await graphOf(tx, automation.version_id), contact, event, now);
@@ -110,17 +111,11 @@ export async function sendEvent(ctx: Context, input: SendEventInput): Promise<{ 
   return { object: 'event', event: name };
 }
 
-async function findAutomationOrThrow(ctx: Context, id: string) {
-  const automation = isUuid(id) ? await findAutomation(ctx.db, id.toLowerCase()) : undefined;
-  if (!automation) throw notFound('Automation');
-  return automation;
-}
-
 const RUN_STATES = ['running', 'completed', 'failed', 'cancelled'];
 
 /** GET /automations/:id/runs, with `status` one state or several joined by commas. */
-export async function listRuns(ctx: Context, automationId: string, page: PageRequest, status: string | undefined) {
-  const automation = await findAutomationOrThrow(ctx, automationId);
+export async function listRuns(ctx: Context, project: string, automationId: string, page: PageRequest, status: string | undefined) {
+  const automation = await findAutomationOrThrow(ctx, project, automationId);
   const statuses = status === undefined || status === '' ? undefined : status.split(',').map((s) => s.trim());
   const wrong = statuses?.find((s) => !RUN_STATES.includes(s));
   if (wrong !== undefined) throw invalidField('status', `must be one of ${RUN_STATES.join(', ')} (or several, joined by commas).`);
@@ -140,17 +135,17 @@ function toRunStep(row: runs.RunStepRow) {
   };
 }
 
-/** The run of an automation, or 404. */
-async function findRunOrThrow(ctx: Context, automationId: string, runId: string): Promise<runs.RunRow> {
-  const automation = await findAutomationOrThrow(ctx, automationId);
-  const run = isUuid(runId) ? await runs.findRun(ctx.db, runId.toLowerCase()) : undefined;
-  if (!run || run.automation_id !== automation.id) throw notFound('Automation run');
+/** The run of the project's automation, or 404. */
+async function findRunOrThrow(ctx: Context, project: string, automationId: string, runId: string): Promise<runs.RunRow> {
+  const automation = await findAutomationOrThrow(ctx, project, automationId);
+  const run = isUuid(runId) ? await runs.findRun(ctx.db, automation.id, runId.toLowerCase()) : undefined;
+  if (!run) throw notFound('Automation run');
   return run;
 }
 
 /** GET /automations/:id/runs/:run_id: the run and the steps it reached, in that order. */
-export async function getRun(ctx: Context, automationId: string, runId: string) {
-  const run = await findRunOrThrow(ctx, automationId, runId);
+export async function getRun(ctx: Context, project: string, automationId: string, runId: string) {
+  const run = await findRunOrThrow(ctx, project, automationId, runId);
   const steps = await runs.listRunSteps(ctx.db, run.id);
   return {
     object: 'automation_run' as const,
@@ -175,15 +170,15 @@ function toRunStepObject(row: runs.RunStepRow, graph: Graph) {
 }
 
 /** GET /automations/:id/runs/:run_id/steps: newest first, always paginated. */
-export async function listRunSteps(ctx: Context, automationId: string, runId: string, page: PageRequest) {
-  const run = await findRunOrThrow(ctx, automationId, runId);
+export async function listRunSteps(ctx: Context, project: string, automationId: string, runId: string, page: PageRequest) {
+  const run = await findRunOrThrow(ctx, project, automationId, runId);
   const graph = await graphOf(ctx.db, run.version_id);
   return mapPage(await runs.pageRunSteps(ctx.db, run.id, page), (row) => toRunStepObject(row, graph));
 }
 
 /** GET /automations/:id/runs/:run_id/steps/:step_id. */
-export async function getRunStep(ctx: Context, automationId: string, runId: string, stepId: string) {
-  const run = await findRunOrThrow(ctx, automationId, runId);
+export async function getRunStep(ctx: Context, project: string, automationId: string, runId: string, stepId: string) {
+  const run = await findRunOrThrow(ctx, project, automationId, runId);
   const row = isUuid(stepId) ? await runs.findRunStep(ctx.db, run.id, stepId.toLowerCase()) : undefined;
   if (!row) throw notFound('Automation run step');
   return toRunStepObject(row, await graphOf(ctx.db, run.version_id));

@@ -23,7 +23,6 @@ import type { EmailTable, TopicTable } from '../../store/schema.ts';
 import { findSuppressedEmails } from '../../store/suppressions.ts';
 import { findTopic, findTopicSubscriptions, type TopicRow } from '../../store/topics.ts';
 import { suppressedMessage } from '../suppressions/suppressed-messages.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 
 type Topic = Pick<TopicTable, 'id' | 'default_subscription'>;
 
@@ -117,18 +116,19 @@ export async function refusedAtSend(
 
 /**
  * The rules for an automation's email to one of its contacts, judged when its step runs: the
- * suppression list; then, on a topic, the topic's rules; without one, a contact unsubscribed from
- * everything receives nothing (as for a broadcast). Undefined when it may be sent.
+ * suppression list; then, on a topic (the run's project's), the topic's rules; without one, a contact
+ * unsubscribed from everything receives nothing (as for a broadcast). Undefined when it may be sent.
  */
 export async function refusedToContact(
   ctx: Context,
+  project: string,
   contact: { email: string; unsubscribed: boolean },
   topicId: string | undefined,
 ): Promise<Refusal | undefined> {
   const refusal = (await suppressed(ctx, [contact.email])).get(contact.email);
   if (refusal) return refusal;
   if (topicId !== undefined) {
-    const topic = await findTopic(ctx.db, UNSCOPED_PROJECT, topicId.toLowerCase());
+    const topic = await findTopic(ctx.db, project, topicId.toLowerCase());
     const reason = topic ? (await blockedBy(ctx, topic, [contact.email])).get(contact.email) : `Not sent: there is no topic ${topicId}.`;
     return reason === undefined ? undefined : { state: 'failed', reason };
   }

@@ -4,6 +4,7 @@ import type { Context } from '../../context.ts';
 import * as automations from '../../domain/automations/automations.ts';
 import { MAX_STEPS } from '../../domain/automations/graph.ts';
 import { getRun, getRunStep, listRuns, listRunSteps } from '../../domain/automations/runs.ts';
+import { projectOf } from '../auth.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { deleted, IdParams, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas/common.ts';
 
@@ -62,13 +63,13 @@ export function automationRoutes(app: App, ctx: Context): void {
   app.post(
     '/automations',
     { schema: { summary: 'Create an automation', body: AutomationBody, response: { 201: objectId('automation') } } },
-    async (request, reply) => reply.status(201).send({ object: 'automation' as const, ...(await automations.createAutomation(ctx, request.body)) }),
+    async (request, reply) => reply.status(201).send({ object: 'automation' as const, ...(await automations.createAutomation(ctx, projectOf(request), request.body)) }),
   );
 
   app.get(
     '/automations',
     { schema: { summary: 'List automations (`status` filters)', querystring: StatusQuery, response: { 200: listOfSchema(AutomationItem) } } },
-    async (request) => listOf(await automations.listAutomations(ctx, parsePage(request.query, { everything: false }), request.query.status)),
+    async (request) => listOf(await automations.listAutomations(ctx, projectOf(request), parsePage(request.query, { everything: false }), request.query.status)),
   );
 
   app.get(
@@ -80,25 +81,25 @@ export function automationRoutes(app: App, ctx: Context): void {
         response: { 200: Type.Object({ object: Type.Literal('automation'), ...AutomationItem.properties, steps: Type.Array(Step), connections: Type.Array(Connection) }) },
       },
     },
-    async (request) => automations.getAutomation(ctx, request.params.id),
+    async (request) => automations.getAutomation(ctx, projectOf(request), request.params.id),
   );
 
   app.patch(
     '/automations/:id',
     { schema: { summary: 'Update an automation (a new graph is a new version)', params: IdParams, body: AutomationBody, response: { 200: objectId('automation') } } },
-    async (request) => ({ object: 'automation' as const, ...(await automations.updateAutomation(ctx, request.params.id, request.body)) }),
+    async (request) => ({ object: 'automation' as const, ...(await automations.updateAutomation(ctx, projectOf(request), request.params.id, request.body)) }),
   );
 
   app.delete(
     '/automations/:id',
     { schema: { summary: 'Delete an automation, cancelling its runs', params: IdParams, response: { 200: deleted('automation') } } },
-    async (request) => automations.deleteAutomation(ctx, request.params.id),
+    async (request) => automations.deleteAutomation(ctx, projectOf(request), request.params.id),
   );
 
   app.post(
     '/automations/:id/duplicate',
     { schema: { summary: 'Duplicate an automation (disabled)', params: IdParams, response: { 201: objectId('automation') } } },
-    async (request, reply) => reply.status(201).send({ object: 'automation' as const, ...(await automations.duplicateAutomation(ctx, request.params.id)) }),
+    async (request, reply) => reply.status(201).send({ object: 'automation' as const, ...(await automations.duplicateAutomation(ctx, projectOf(request), request.params.id)) }),
   );
 
   app.post(
@@ -110,13 +111,13 @@ export function automationRoutes(app: App, ctx: Context): void {
         response: { 200: Type.Object({ object: Type.Literal('automation'), id: Type.String(), status: Type.String() }) },
       },
     },
-    async (request) => automations.stopAutomation(ctx, request.params.id),
+    async (request) => automations.stopAutomation(ctx, projectOf(request), request.params.id),
   );
 
   app.get(
     '/automations/:id/runs',
     { schema: { summary: "List an automation's runs (`status`: one or several, comma-separated)", params: IdParams, querystring: StatusQuery, response: { 200: listOfSchema(RunItem) } } },
-    async (request) => listOf(await listRuns(ctx, request.params.id, parsePage(request.query, { everything: false }), request.query.status)),
+    async (request) => listOf(await listRuns(ctx, projectOf(request), request.params.id, parsePage(request.query, { everything: false }), request.query.status)),
   );
 
   app.get(
@@ -136,7 +137,7 @@ export function automationRoutes(app: App, ctx: Context): void {
         },
       },
     },
-    async (request) => getRun(ctx, request.params.id, request.params.run_id),
+    async (request) => getRun(ctx, projectOf(request), request.params.id, request.params.run_id),
   );
   app.get(
     '/automations/:id/runs/:run_id/steps',
@@ -150,13 +151,13 @@ export function automationRoutes(app: App, ctx: Context): void {
     },
     async (request) => {
       const { id, run_id } = request.params;
-      return listOf(await listRunSteps(ctx, id, run_id, parsePage(request.query, { everything: false })));
+      return listOf(await listRunSteps(ctx, projectOf(request), id, run_id, parsePage(request.query, { everything: false })));
     },
   );
 
   app.get(
     '/automations/:id/runs/:run_id/steps/:step_id',
     { schema: { summary: 'Retrieve a step of a run', params: RunStepParams, response: { 200: RunStepObject } } },
-    async (request) => getRunStep(ctx, request.params.id, request.params.run_id, request.params.step_id),
+    async (request) => getRunStep(ctx, projectOf(request), request.params.id, request.params.run_id, request.params.step_id),
   );
 }

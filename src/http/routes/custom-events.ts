@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as events from '../../domain/automations/custom-events.ts';
 import { sendEvent } from '../../domain/automations/runs.ts';
+import { projectOf } from '../auth.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { deleted, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas/common.ts';
 
@@ -31,7 +32,7 @@ export function customEventRoutes(app: App, ctx: Context): void {
         response: { 201: objectId('event') },
       },
     },
-    async (request, reply) => reply.status(201).send({ object: 'event' as const, ...(await events.createEvent(ctx, request.body)) }),
+    async (request, reply) => reply.status(201).send({ object: 'event' as const, ...(await events.createEvent(ctx, projectOf(request), request.body)) }),
   );
 
   app.post(
@@ -48,13 +49,13 @@ export function customEventRoutes(app: App, ctx: Context): void {
         response: { 202: Type.Object({ object: Type.Literal('event'), event: Type.String() }) },
       },
     },
-    async (request, reply) => reply.status(202).send(await sendEvent(ctx, request.body)),
+    async (request, reply) => reply.status(202).send(await sendEvent(ctx, projectOf(request), request.body)),
   );
 
   app.get(
     '/events',
     { schema: { summary: 'List custom events', querystring: PageQuery, response: { 200: listOfSchema(EventItem) } } },
-    async (request) => listOf(await events.listEvents(ctx, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await events.listEvents(ctx, projectOf(request), parsePage(request.query, { everything: false }))),
   );
 
   app.get(
@@ -66,7 +67,7 @@ export function customEventRoutes(app: App, ctx: Context): void {
         response: { 200: Type.Object({ object: Type.Literal('event'), ...EventItem.properties }) },
       },
     },
-    async (request) => events.getEvent(ctx, request.params.identifier),
+    async (request) => events.getEvent(ctx, projectOf(request), request.params.identifier),
   );
 
   app.patch(
@@ -79,12 +80,12 @@ export function customEventRoutes(app: App, ctx: Context): void {
         response: { 200: objectId('event') },
       },
     },
-    async (request) => ({ object: 'event' as const, ...(await events.updateEvent(ctx, request.params.identifier, request.body)) }),
+    async (request) => ({ object: 'event' as const, ...(await events.updateEvent(ctx, projectOf(request), request.params.identifier, request.body)) }),
   );
 
   app.delete(
     '/events/:identifier',
     { schema: { summary: 'Delete a custom event', params: IdentifierParams, response: { 200: deleted('event') } } },
-    async (request) => ({ object: 'event' as const, ...(await events.deleteEvent(ctx, request.params.identifier)), deleted: true }),
+    async (request) => ({ object: 'event' as const, ...(await events.deleteEvent(ctx, projectOf(request), request.params.identifier)), deleted: true }),
   );
 }
