@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import pino from 'pino';
 import { Resend } from 'resend';
 import { launchBrowser, screenshot, watchErrors, withBrowser } from '../support/browser.ts';
 import { cookiesOf, csrfField, postForm, signIn } from '../support/dashboard-forms.ts';
-import { dialects, type TestApp } from '../support/harness.ts';
+import { dialects, startApp, type TestApp } from '../support/harness.ts';
 import { ADMIN_KEY, startTwoProjects, type TwoProjects } from '../support/projects.ts';
 
 // The admin's dashboard (docs/projects.md): the admin key signs in to the projects, with each one's
@@ -39,9 +40,12 @@ for (const dialect of dialects) {
     let t: TestApp;
     let browser: Browser;
     let aEmailId: string;
+    /** Everything the app logs, at every level: a new project's token must be in none of it. */
+    const logged: string[] = [];
 
     before(async () => {
-      two = await startTwoProjects(dialect, { worker: false });
+      const log = pino({ level: 'trace' }, { write: (line: string) => void logged.push(line) });
+      two = await startTwoProjects(dialect, { worker: false, log });
       t = two.t;
       const mail = (subject: string) => ({ from: 'hello@example.com', to: 'x@example.org', subject, text: subject });
       for (const subject of ['A mail 1', 'A mail 2', 'A mail 3']) aEmailId = (await two.a.emails.send(mail(subject))).data!.id;
@@ -92,6 +96,7 @@ for (const dialect of dialects) {
       await screenshot(page, 'project-created');
       const client = new Resend(token, { baseUrl: t.url });
       assert.deepEqual((await client.domains.list()).data?.data, [], 'the key works, in a project of its own');
+      assert.ok(logged.length > 0 && !logged.join('').includes(token), 'the token is never logged');
 
       await page.reload();
       await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
@@ -185,6 +190,20 @@ for (const dialect of dialects) {
       // With it, the same session switches.
       const switched = await postForm(t, `/dashboard/projects/${two.bId}/switch`, { _csrf: csrf }, cookie);
       assert.deepEqual([switched.status, switched.headers.get('location')], [303, '/dashboard/emails']);
+    });
+
+    it('ends the admin’s sessions once MAILROOM_ADMIN_KEY changes', async () => {
+      const cookie = cookiesOf(await signIn(t, ADMIN_KEY));
+      const open = async (app: TestApp) => (await fetch(`${app.url}/dashboard/projects`, { headers: { cookie, accept: 'text/html' }, redirect: 'manual' })).status;
+      assert.equal(await open(t), 200);
+      // The same database and secret (the cookie's signature holds), another admin key.
+      const rotated = await startApp(dialect, { worker: false, database: t.database, env: { MAILROOM_ADMIN_KEY: `${ADMIN_KEY}2`, MAILROOM_API_KEY: t.token } });
+      try {
+        assert.equal(await open(rotated), 303, 'sent to sign in');
+        assert.equal(await open(t), 200, 'the app still on the old key keeps it');
+      } finally {
+        await rotated.close();
+      }
     });
 
     it('changes a project, refuses to delete it while it has a key, and deletes it with everything it owns; its browser goes back to the list', async () => {
