@@ -20,6 +20,7 @@ import { domainDmarcPages } from './pages/domain-dmarc.ts';
 import { domainPages } from './pages/domains.ts';
 import { emailPages } from './pages/emails.ts';
 import { metricsPages } from './pages/metrics.ts';
+import { projectPages, withProjectBanner } from './pages/projects.ts';
 import { receivedPages } from './pages/received.ts';
 import { suppressionPages } from './pages/suppressions.ts';
 import { templatePages } from './pages/templates.ts';
@@ -91,6 +92,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       const hooks = sessionHooks(ctx, key);
       const live = liveUpdates(ctx);
       scope.decorateRequest('session', null);
+      scope.decorateRequest('signedIn', null);
       scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) =>
         done(null, Object.fromEntries(new URLSearchParams(body as string))),
       );
@@ -99,16 +101,18 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       );
       scope.addHook('onRequest', hooks.onRequest);
       scope.addHook('preHandler', hooks.preHandler);
+      scope.addHook('onSend', withProjectBanner);
       // Before the server waits for its connections to end: an open stream would hold it forever.
       scope.addHook('preClose', async () => live.close());
       scope.setErrorHandler(async (error, request, reply) => {
         const { status, title, message } = errorPageOf(error, request, reply, 'dashboard request');
-        const csrfToken = request.session?.csrfToken;
+        const csrfToken = request.signedIn?.csrfToken;
         return reply.status(status).type(HTML).send(page(title, html`<p>${message}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, { csrfToken }));
       });
 
       const pub = { access: 'public' as const };
       const dashboard = { access: 'dashboard' as const };
+      const anySession = { ...dashboard, needs: 'any' as const };
 
       scope.get('/assets/:name', { config: { ...pub, overLimit: 'exempt' }, schema: { hide: true } }, async (request, reply) => {
         const asset = ASSETS[(request.params as { name: string }).name];
@@ -125,7 +129,8 @@ export function dashboardRoutes(app: App, ctx: Context): void {
 <label>API key (full access)<input type="password" name="api_key" autocomplete="off" required autofocus></label>
 <button type="submit">Sign in</button>
 </form>
-<p>The key printed when Mailroom first started, or any full-access key: <code>npm run keys -- create --name me</code> makes one.</p>`;
+<p>The key printed when Mailroom first started, or any full-access key: <code>npm run keys -- create --name me</code> makes one.
+The admin key (<code>MAILROOM_ADMIN_KEY</code>) signs in to the projects.</p>`;
         return reply.status(status).type(HTML).send(page('Sign in', content, { narrow: true }));
       };
 
@@ -146,9 +151,10 @@ export function dashboardRoutes(app: App, ctx: Context): void {
           return signInPage(reply, 429, next, `Too many failed sign-ins from your address: try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`);
         }
         try {
-          const { token } = await signIn(ctx, form.api_key ?? '');
+          const { token, session } = await signIn(ctx, form.api_key ?? '');
           reply.header('set-cookie', [setCookie(key, SESSION_COOKIE, token, SESSION_MS / 1000, secure), setCookie(key, SIGN_IN_COOKIE, '', 0, secure)]);
-          return reply.redirect(next, 303);
+          // The admin browses no project yet: its first page is the list, whatever page asked it to sign in.
+          return reply.redirect(session.admin ? '/dashboard/projects' : next, 303);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           if (error.code === 'invalid_api_key') app.clientLimits.failed(request);
@@ -156,14 +162,16 @@ export function dashboardRoutes(app: App, ctx: Context): void {
         }
       });
 
-      scope.post('/sign-out', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
+      scope.post('/sign-out', { config: anySession, schema: { hide: true } }, async (request, reply) => {
         const token = readCookie(request, key, SESSION_COOKIE);
         if (token !== undefined) await signOut(ctx, token);
         reply.header('set-cookie', setCookie(key, SESSION_COOKIE, '', 0, secure));
         return reply.redirect('/dashboard/sign-in', 303);
       });
 
-      scope.get('/', { config: dashboard, schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard/emails', 302));
+      scope.get('/', { config: anySession, schema: { hide: true } }, async (request, reply) =>
+        reply.redirect(request.session ? '/dashboard/emails' : '/dashboard/projects', 302),
+      );
       scope.get('/events', { config: dashboard, schema: { hide: true } }, (request, reply) => live.stream(request, reply));
 
       emailPages(scope, ctx);
@@ -180,6 +188,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
       templatePages(scope, ctx);
       metricsPages(scope, ctx);
       tlsPages(scope, ctx);
+      projectPages(scope, ctx);
     },
     { prefix: '/dashboard' },
   );

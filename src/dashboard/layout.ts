@@ -22,8 +22,8 @@ export const NAV = [
 export type Section = (typeof NAV)[number][0];
 
 export interface PageOptions {
-  /** The section whose link is marked current; none on the sign-in page. */
-  section?: Section;
+  /** The section whose link is marked current; none on the sign-in page. `projects`: the admin's pages, whose one section it is. */
+  section?: Section | 'projects';
   /** The session's CSRF token: present, the page has the navigation and sign-out. */
   csrfToken?: string;
   /** A notice at the top (what the last change did). */
@@ -40,8 +40,9 @@ export interface PageOptions {
 export function page(title: string, content: Html, options: PageOptions = {}): string {
   const { section, csrfToken, notice, styles = [], scripts = [], shared = false, narrow = false } = options;
   // On a phone the script folds the sections behind the Menu button; without it they wrap as on a desktop.
+  const sections: readonly (readonly [string, string])[] = section === 'projects' ? [['projects', 'Projects']] : NAV;
   const nav = csrfToken
-    ? html`<nav aria-label="Sections"><button type="button" class="menu-toggle" aria-expanded="false" aria-controls="sections" hidden>Menu</button><ul id="sections">${NAV.map(
+    ? html`<nav aria-label="Sections"><button type="button" class="menu-toggle" aria-expanded="false" aria-controls="sections" hidden>Menu</button><ul id="sections">${sections.map(
         ([path, label]) => html`<li><a href="/dashboard/${path}"${section === path ? html` aria-current="page"` : ''}>${label}</a></li>`,
       )}</ul><form method="post" action="/dashboard/sign-out"><input type="hidden" name="_csrf" value="${csrfToken}"><button type="submit">Sign out</button></form></nav>`
     : '';

@@ -4,7 +4,7 @@ import { html } from './html.ts';
 
 // Small pieces the pages share: the CSRF field every form carries, a status badge, a time.
 
-export const csrfField = (request: FastifyRequest) => html`<input type="hidden" name="_csrf" value="${request.session!.csrfToken}">`;
+export const csrfField = (request: FastifyRequest) => html`<input type="hidden" name="_csrf" value="${request.signedIn!.csrfToken}">`;
 
 export const status = (value: string) => html`<span class="status status-${value}">${value.replaceAll('_', ' ')}</span>`;
 

@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
 import { hashToken } from '../domain/api-keys/api-keys.ts';
+import { isAdminKey } from '../domain/projects/admin-key.ts';
 import type { ApiKeyRow } from '../store/api-keys.ts';
 import { AppError } from '../errors.ts';
 import type { ClientLimits } from './client-limits.ts';
@@ -54,16 +54,11 @@ export function projectOf(request: FastifyRequest): string {
   return request.apiKey.project_id;
 }
 
-function isAdminToken(ctx: Context, token: string): boolean {
-  const admin = ctx.config.adminKey;
-  return admin !== undefined && timingSafeEqual(Buffer.from(hashToken(token), 'hex'), Buffer.from(hashToken(admin), 'hex'));
-}
-
 /** Only MAILROOM_ADMIN_KEY manages projects; a project's key is refused as restricted, as a sending key is elsewhere. */
 async function checkAdminKey(ctx: Context, authorization: string | undefined): Promise<void> {
   const token = bearerToken(authorization);
   if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
-  if (isAdminToken(ctx, token)) return;
+  if (isAdminKey(ctx, token)) return;
   if (!(await ctx.apiKeys.find(hashToken(token)))) throw new AppError('invalid_api_key', 'API key is invalid.');
   throw new AppError('restricted_api_key', 'Only the admin key (MAILROOM_ADMIN_KEY) manages projects.');
 }
@@ -73,7 +68,7 @@ export async function keyFor(ctx: Context, authorization: string | undefined, ac
   const token = bearerToken(authorization);
   if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
   // The admin key belongs to no project: it reads none (docs/projects.md).
-  if (isAdminToken(ctx, token)) throw new AppError('restricted_api_key', 'The admin key manages projects only (/projects); use a project’s key.');
+  if (isAdminKey(ctx, token)) throw new AppError('restricted_api_key', 'The admin key manages projects only (/projects); use a project’s key.');
   const key = await ctx.apiKeys.find(hashToken(token));
   if (!key) throw new AppError('invalid_api_key', 'API key is invalid.');
   if (access === 'full' && key.permission !== 'full_access') {

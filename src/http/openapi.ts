@@ -24,7 +24,12 @@ export async function describeRoutes(app: App, publicUrl: string): Promise<void>
     openapi: {
       info: { title: 'Mailroom', description: "Resend's email API, self-hosted.", version: '0.1.0' },
       servers: [{ url: publicUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key of a project: the key decides the project' },
+          adminKey: { type: 'http', scheme: 'bearer', description: 'MAILROOM_ADMIN_KEY: the /projects routes alone' },
+        },
+      },
       security: [{ bearerAuth: [] }],
       tags: [{ name: 'Mailroom: projects', description: 'Mailroom’s own routes, not Resend’s: projects, for MAILROOM_ADMIN_KEY alone (docs/projects.md)' }],
     },
@@ -39,7 +44,7 @@ export async function describeRoutes(app: App, publicUrl: string): Promise<void>
 /**
  * onRoute hook: what every route's schema shares, declared once rather than per route. Every route may
  * answer an error, in Resend's shape (the schema also serializes it), unless it declares its own (the
- * unsubscribe page answers html); a public route needs no API key.
+ * unsubscribe page answers html); a public route needs no API key, and an admin route the admin key.
  */
 function describeRoute(route: RouteOptions): void {
   const schema = route.schema ?? {};
@@ -50,6 +55,6 @@ function describeRoute(route: RouteOptions): void {
       '5xx': errorResponse('An unexpected failure; the message carries the request id, also in x-request-id'),
       ...(schema.response as object | undefined),
     },
-    ...(route.config?.access === 'public' ? { security: [] } : {}),
+    ...(route.config?.access === 'public' ? { security: [] } : route.config?.access === 'admin' ? { security: [{ adminKey: [] }] } : {}),
   };
 }

@@ -551,6 +551,19 @@ export interface DashboardSessionTable {
   expires_at: number;
 }
 
+/** The admin key's dashboard sessions (MAILROOM_ADMIN_KEY is no row of api_keys). */
+export interface AdminSessionTable {
+  id: string;
+  token_hash: string;
+  /** SHA-256 of the admin key it signed in with: once MAILROOM_ADMIN_KEY changes, the session is over. */
+  admin_key_hash: string;
+  /** The project it browses (the dashboard's switcher); null on the projects list. */
+  project_id: string | null;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
 /** Values every process of an install shares, by name (the SMTP TLS pair, sealed). */
 export interface SettingTable {
   name: string;
@@ -736,6 +749,7 @@ export interface Database {
   received_attachments: ReceivedAttachmentTable;
   settings: SettingTable;
   dashboard_sessions: DashboardSessionTable;
+  admin_sessions: AdminSessionTable;
   jobs: JobTable;
   workers: WorkerTable;
   idempotency_keys: IdempotencyKeyTable;

@@ -33,22 +33,49 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(document.servers, [{ url: 'https://mail.example.com' }]);
   });
 
-  it('asks for the API key on every operation but the public ones, as the API does', async () => {
+  it('asks for the API key on every operation but the public ones, and for the admin key on /projects, as the API does', async () => {
     assert.deepEqual(document.security, [{ bearerAuth: [] }]);
     const open: string[] = [];
+    const admin: string[] = [];
     for (const [name, operation] of operations(document)) {
-      if (operation.security !== undefined) {
-        assert.deepEqual(operation.security, [], name);
-        open.push(name);
+      if (operation.security?.length === 0) open.push(name);
+      else if (operation.security !== undefined) {
+        assert.deepEqual(operation.security, [{ adminKey: [] }], name);
+        admin.push(name);
       }
       // The document tells the truth: without a key, a secured operation answers 401 and a public one does not.
       const [method, path] = name.split(' ') as [string, string];
       const url = path.replace(/\{[^}]+\}/g, '0192e3a4-1111-7000-8000-000000000000');
       const response = await fetch(`${t.url}${url}`, { method });
       await response.arrayBuffer();
-      assert.equal(response.status === 401, operation.security === undefined, `${name} answered ${response.status}`);
+      assert.equal(response.status === 401, operation.security?.length !== 0, `${name} answered ${response.status}`);
     }
     assert.deepEqual(open.sort(), PUBLIC);
+    assert.deepEqual(admin.sort(), ['DELETE /projects/{id}', 'GET /projects', 'GET /projects/{id}', 'PATCH /projects/{id}', 'POST /projects']);
+  });
+
+  it('lists Mailroom’s own /projects routes beside Resend’s, with their bodies and answers', () => {
+    assert.ok(document.paths['/emails'].post, 'Resend’s routes are there');
+    assert.ok(document.components.securitySchemes.adminKey.description.includes('MAILROOM_ADMIN_KEY'));
+    const create = document.paths['/projects'].post;
+    assert.deepEqual(create.tags, ['Mailroom: projects']);
+    assert.match(create.summary, /shown only here/);
+    const body = create.requestBody.content['application/json'].schema;
+    assert.deepEqual(Object.keys(body.properties), ['name', 'rate_limit', 'daily_quota', 'monthly_quota', 'smtp_url']);
+    assert.deepEqual(body.required, ['name']);
+    const created = create.responses['201'].content['application/json'].schema;
+    assert.deepEqual(created.required, ['object', 'id', 'name', 'api_key']);
+    assert.deepEqual(created.properties.api_key.required, ['id', 'token']);
+    const list = document.paths['/projects'].get.responses['200'].content['application/json'].schema;
+    const project = list.properties.data.items;
+    assert.deepEqual(project.required, ['object', 'id', 'name', 'rate_limit', 'daily_quota', 'monthly_quota', 'has_smtp_url', 'created_at']);
+    assert.equal(project.properties.smtp_url, undefined, 'a relay URL is never answered');
+    assert.deepEqual(document.paths['/projects/{id}'].get.responses['200'].content['application/json'].schema.required, project.required);
+    assert.deepEqual(Object.keys(document.paths['/projects/{id}'].patch.requestBody.content['application/json'].schema.properties), Object.keys(body.properties));
+    const force = document.paths['/projects/{id}'].delete.parameters.find((parameter: Schema) => parameter.name === 'force');
+    assert.equal(force.in, 'query');
+    assert.deepEqual(document.paths['/projects/{id}'].delete.responses['200'].content['application/json'].schema.required, ['object', 'id', 'deleted']);
+    assert.ok(document.tags.some((tag: Schema) => tag.name === 'Mailroom: projects'));
   });
 
   it("declares Resend's error body for 4XX and 5XX on every operation; the unsubscribe page's errors are html", () => {

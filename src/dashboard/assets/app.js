@@ -39,6 +39,10 @@ document.addEventListener('click', async (event) => {
   setTimeout(() => (button.textContent = label), 1500);
 });
 
+// A page that shows a secret once (a new project's key) is the answer to a POST: replacing its history
+// entry makes a reload ask for the list (a GET), not post the form again.
+if (document.querySelector('[data-shown-once]')) history.replaceState(null, '', location.href);
+
 // Forms that destroy something ask first: <form data-confirm="Delete this key?">.
 document.addEventListener('submit', (event) => {
   const message = event.target.dataset?.confirm;

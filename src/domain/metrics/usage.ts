@@ -16,7 +16,7 @@ const ID_SLACK_MS = 60_000;
  * the context's clock: when that clock runs ahead (a test's, moved forward), the id bound moves back as
  * far, so that it only ever widens the range, never cuts rows of the period out.
  */
-function period(ctx: Context, from: number, until: number): store.Period {
+export function period(ctx: Context, from: number, until: number): store.Period {
   const ahead = Math.max(0, ctx.clock.now() - Date.now());
   return { idFrom: idFloor(from - ahead - ID_SLACK_MS), from: toTimestamp(from), until: toTimestamp(until) };
 }
