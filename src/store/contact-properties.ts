@@ -16,12 +16,12 @@ export interface ContactPropertyRow extends Omit<ContactPropertyTable, 'fallback
 
 const fromTable = (row: ContactPropertyTable): ContactPropertyRow => ({ ...row, fallback_value: parsed(row.fallback_value) });
 
-/** Inserts a property definition unless its key is taken; false when it was. */
+/** Inserts a property definition unless its project has its key already; false when it had. */
 export async function insertProperty(db: Db, row: ContactPropertyRow): Promise<boolean> {
   const result = await db
     .insertInto('contact_properties')
     .values({ ...row, fallback_value: json(row.fallback_value) })
-    .onConflict((oc) => oc.column('key').doNothing())
+    .onConflict((oc) => oc.columns(['project_id', 'key']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }

@@ -25,18 +25,6 @@ export async function findContactInAnyProject(db: Db | Tx, id: string): Promise<
   return db.selectFrom('contacts').select(COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
-/** Whether any project has a contact with this (lowercased) email: an address is one project's contact at most (docs/projects.md). */
-export async function contactEmailTaken(db: Db | Tx, email: string): Promise<boolean> {
-  return (await db.selectFrom('contacts').select('id').where('email', '=', email).executeTakeFirst()) !== undefined;
-}
-
-/** Which of these (lowercased) emails another project's contact has: an import cannot make them its project's. */
-export async function findEmailsOfOtherProjects(db: Db | Tx, project: string, emails: string[]): Promise<Set<string>> {
-  if (emails.length === 0) return new Set();
-  const rows = await db.selectFrom('contacts').select('email').where('email', 'in', emails).where('project_id', '!=', project).execute();
-  return new Set(rows.map((row) => row.email));
-}
-
 /** The project's contact with this (lowercased) email, if any. */
 export async function findContactByEmail(db: Db | Tx, project: string, email: string): Promise<ContactRow | undefined> {
   return db.selectFrom('contacts').select(COLUMNS).where('email', '=', email).where('project_id', '=', project).executeTakeFirst();
@@ -47,31 +35,25 @@ export async function findContactsByEmails(db: Db | Tx, project: string, emails:
   return db.selectFrom('contacts').select(COLUMNS).where('email', 'in', emails).where('project_id', '=', project).execute();
 }
 
-/** Inserts a contact unless one has its email already; false when one had. */
+/** Inserts a contact unless one of its project has its email already; false when one had. */
 export async function insertContact(tx: Tx, row: ContactRow): Promise<boolean> {
   const result = await tx
     .insertInto('contacts')
     .values(row)
-    .onConflict((oc) => oc.column('email').doNothing())
+    .onConflict((oc) => oc.columns(['project_id', 'email']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
-/**
- * Inserts contacts, or rewrites the names and flag of those whose email exists in their project (their
- * id stays); another project's contact of that email is left as it is.
- */
+/** Inserts contacts, or rewrites the names and flag of those whose email their project has already (their id stays). */
 export async function upsertContacts(tx: Tx, rows: ContactRow[]): Promise<void> {
   await insertRows(tx, 'contacts', rows, (query) =>
     query.onConflict((oc) =>
-      oc
-        .column('email')
-        .doUpdateSet((eb) => ({
-          first_name: eb.ref('excluded.first_name'),
-          last_name: eb.ref('excluded.last_name'),
-          unsubscribed: eb.ref('excluded.unsubscribed'),
-        }))
-        .whereRef('contacts.project_id', '=', 'excluded.project_id'),
+      oc.columns(['project_id', 'email']).doUpdateSet((eb) => ({
+        first_name: eb.ref('excluded.first_name'),
+        last_name: eb.ref('excluded.last_name'),
+        unsubscribed: eb.ref('excluded.unsubscribed'),
+      })),
     ),
   );
 }

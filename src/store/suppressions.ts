@@ -5,12 +5,12 @@ import type { SuppressionOrigin, SuppressionTable } from './schema.ts';
 
 export type SuppressionRow = SuppressionTable;
 
-/** Inserts an entry unless its email is on the list already; false when it was. */
+/** Inserts an entry unless its email is on its project's list already; false when it was. */
 export async function insertSuppression(tx: Tx, row: SuppressionRow): Promise<boolean> {
   const result = await tx
     .insertInto('suppressions')
     .values(row)
-    .onConflict((oc) => oc.column('email').doNothing())
+    .onConflict((oc) => oc.columns(['project_id', 'email']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }

@@ -45,7 +45,7 @@ function toEvent(row: store.CustomEventRow) {
   return { id: row.id, name: row.name, schema: parsed<EventSchema>(row.schema), created_at: row.created_at, updated_at: row.updated_at };
 }
 
-/** POST /events. Until custom events' table is rebuilt (docs/projects.md), a name is one project's at most. */
+/** POST /events: a name is unique within the project. */
 export async function createEvent(ctx: Context, project: string, input: { name?: unknown; schema?: unknown }): Promise<{ id: string }> {
   const name = checkEventName(input.name);
   const schema = checkSchema(input.schema);
@@ -54,8 +54,7 @@ export async function createEvent(ctx: Context, project: string, input: { name?:
     await store.insertCustomEvent(ctx.db, row);
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    if (await store.findCustomEvent(ctx.db, project, { name })) throw new AppError('validation_error', `An event named ${quoted(name)} already exists.`);
-    throw new AppError('validation_error', `The name ${quoted(name)} is an event name of another project.`);
+    throw new AppError('validation_error', `An event named ${quoted(name)} already exists.`);
   }
   return { id: row.id };
 }

@@ -42,23 +42,13 @@ export interface UpdateContactInput {
   properties?: PropertyInput;
 }
 
-// Contacts' emails are unique across the install until their table is rebuilt per project (docs/projects.md).
-const takenElsewhere = (email: string) => new AppError('validation_error', `The email ${clip(email)} is a contact of another project.`);
-
-/** The project's contact with this email, after an insert found the email taken. */
-async function existingContact(tx: Tx, project: string, email: string): Promise<contacts.ContactRow> {
-  const contact = await contacts.findContactByEmail(tx, project, email);
-  if (!contact) throw takenElsewhere(email);
-  return contact;
-}
-
 /** A contact as list rows show it: its project is the caller's, not shown. */
 export function toContactItem({ project_id: _, ...row }: contacts.ContactRow) {
   return { ...row, unsubscribed: row.unsubscribed === 1 };
 }
 
 /**
- * POST /contacts (and POST /audiences/:id/contacts, with `segmentId`). Contacts are unique by email:
+ * POST /contacts (and POST /audiences/:id/contacts, with `segmentId`). A project's contacts are unique by email:
  * creating one that exists answers its id and only adds it to the given segments; its fields, properties
  * and topic choices stay as they were.
  */
@@ -81,7 +71,7 @@ export async function createContact(ctx: Context, project: string, input: Create
   };
   const id = await ctx.writer.transaction(async (tx) => {
     const created = await contacts.insertContact(tx, row);
-    const contactId = created ? row.id : (await existingContact(tx, project, email)).id;
+    const contactId = created ? row.id : (await contacts.findContactByEmail(tx, project, email))!.id;
     if (created) {
       await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contactId, ...p })));
       await setSubscriptions(tx, topics.map((t) => ({ contact_id: contactId, ...t })));
@@ -129,7 +119,6 @@ export async function writeContactChanges(ctx: Context, tx: Tx, contact: contact
   const project = contact.project_id;
   const owner = fields.email === undefined ? undefined : await contacts.findContactByEmail(tx, project, fields.email);
   if (owner && owner.id !== contact.id) throw new AppError('validation_error', `Another contact has the email ${clip(owner.email)}.`);
-  if (fields.email !== undefined && !owner && (await contacts.contactEmailTaken(tx, fields.email))) throw takenElsewhere(fields.email);
   await contacts.updateContact(tx, project, contact.id, fields);
   await contacts.setPropertyValues(tx, properties.set.map((p) => ({ contact_id: contact.id, ...p })));
   await contacts.deletePropertyValues(tx, contact.id, properties.unset);
@@ -184,7 +173,7 @@ export async function removeContact(ctx: Context, tx: Tx, contact: contacts.Cont
 /** The contact with this (checked) email, created in `tx` with its contact.created event if there is none. */
 export async function ensureContact(ctx: Context, tx: Tx, project: string, email: string): Promise<contacts.ContactRow> {
   const row: contacts.ContactRow = { id: newId(), project_id: project, email, first_name: null, last_name: null, unsubscribed: 0, created_at: toTimestamp(ctx.clock.now()) };
-  if (!(await contacts.insertContact(tx, row))) return existingContact(tx, project, email);
+  if (!(await contacts.insertContact(tx, row))) return (await contacts.findContactByEmail(tx, project, email))!;
   await logEvents(ctx, tx, [await contactEvent(tx, 'contact.created', row, row.created_at)], row.created_at);
   return row;
 }

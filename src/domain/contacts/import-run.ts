@@ -4,7 +4,7 @@ import { toTimestamp } from '../../time/clock.ts';
 import type { Context } from '../../context.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import * as imports from '../../store/contact-imports.ts';
-import { findContactsByEmails, findEmailsOfOtherProjects, setPropertyValues, upsertContacts } from '../../store/contacts.ts';
+import { findContactsByEmails, setPropertyValues, upsertContacts } from '../../store/contacts.ts';
 import type { Tx } from '../../store/db.ts';
 import { addMemberships } from '../../store/segments.ts';
 import { setSubscriptions } from '../../store/topics.ts';
@@ -30,21 +30,13 @@ function readRecords(ctx: Context, importId: string): AsyncIterable<string[]> {
   return parser;
 }
 
-/**
- * What writes one chunk of records into the import's project, and the import's progress; the last chunk
- * also ends the import. A row whose email another project's contact has fails: an address is one
- * project's contact at most (docs/projects.md).
- */
+/** What writes one chunk of records into the import's project, and the import's progress; the last chunk also ends the import. */
 function chunkWrite(ctx: Context, contactImport: imports.ImportRow, records: string[][], last: boolean): (tx: Tx) => Promise<void> {
   const { id: importId, project_id: project, plan } = contactImport;
-  const read = records.map((record) => readRow(record, plan)).filter((row): row is ImportRow => row !== undefined);
+  const rows = records.map((record) => readRow(record, plan)).filter((row): row is ImportRow => row !== undefined);
   const at = toTimestamp(ctx.clock.now());
   return async (tx) => {
-    const emails = [...new Set(read.map((row) => row.email))];
-    const existing = await findContactsByEmails(tx, project, emails);
-    const mine = new Set(existing.map((contact) => contact.email));
-    const elsewhere = await findEmailsOfOtherProjects(tx, project, emails.filter((email) => !mine.has(email)));
-    const rows = read.filter((row) => !elsewhere.has(row.email));
+    const existing = await findContactsByEmails(tx, project, [...new Set(rows.map((row) => row.email))]);
     const write = mergeRows(project, rows, existing, plan, at);
     await upsertContacts(tx, write.contacts);
     await setPropertyValues(tx, write.values);

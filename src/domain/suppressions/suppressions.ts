@@ -11,6 +11,7 @@ import type { Tx } from '../../store/db.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import type { SuppressionOrigin } from '../../store/schema.ts';
 import * as store from '../../store/suppressions.ts';
+import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import { contactEmail } from '../contacts/contact-input.ts';
 import { logEvents } from '../events/event-log.ts';
 import { normalizeAddress } from '../recipients/addresses.ts';
@@ -29,7 +30,7 @@ export interface NewSuppression {
  * list already keeps its entry (origin, source and time) and nothing is logged. Returns the entry.
  */
 export async function suppress(ctx: Context, tx: Tx, entry: NewSuppression, at: string): Promise<store.SuppressionRow> {
-  const row = { id: newId(), email: contactEmail(entry.email), origin: entry.origin, source_id: entry.sourceId, created_at: at };
+  const row = { id: newId(), project_id: UNSCOPED_PROJECT, email: contactEmail(entry.email), origin: entry.origin, source_id: entry.sourceId, created_at: at };
   if (!(await store.insertSuppression(tx, row))) return (await store.findSuppressionByEmail(tx, row.email))!;
   await logEvents(ctx, tx, [suppressionEvent('suppression.added', row)], at);
   return row;

@@ -11,18 +11,12 @@ import { declareVariables } from './template-variables.ts';
 const status = (template: Pick<store.TemplateRow, 'published_version_id'>) =>
   template.published_version_id === null ? ('draft' as const) : ('published' as const);
 
-/**
- * Runs a write that may set an alias, answering a taken alias (even one taken by a racing request) with
- * 422. Aliases are unique across the install until templates' table is rebuilt per project (docs/projects.md).
- */
-async function writeWithAlias<T>(ctx: Context, project: string, alias: string | null | undefined, write: (tx: Tx) => Promise<T>): Promise<T> {
+/** Runs a write that may set an alias, answering an alias its project has already (even one a racing request took) with 422. */
+async function writeWithAlias<T>(ctx: Context, alias: string | null | undefined, write: (tx: Tx) => Promise<T>): Promise<T> {
   try {
     return await ctx.writer.transaction(write);
   } catch (error) {
-    if (alias && isUniqueViolation(error)) {
-      if (await store.findTemplate(ctx.db, project, alias)) throw new AppError('validation_error', `A template with the alias \`${clip(alias)}\` already exists.`);
-      throw new AppError('validation_error', `The alias \`${clip(alias)}\` is a template alias of another project.`);
-    }
+    if (alias && isUniqueViolation(error)) throw new AppError('validation_error', `A template with the alias \`${clip(alias)}\` already exists.`);
     throw error;
   }
 }
@@ -36,7 +30,7 @@ export async function createTemplate(ctx: Context, project: string, input: Templ
   const id = newId();
   const versionId = newId();
   const template = { id, project_id: project, alias, name, current_version_id: versionId, published_version_id: null, published_at: null, created_at: now, updated_at: now };
-  await writeWithAlias(ctx, project, alias, (tx) => store.insertTemplate(tx, template, { id: versionId, template_id: id, ...content, created_at: now }));
+  await writeWithAlias(ctx, alias, (tx) => store.insertTemplate(tx, template, { id: versionId, template_id: id, ...content, created_at: now }));
   return { id };
 }
 
@@ -89,7 +83,7 @@ export async function updateTemplate(ctx: Context, project: string, idOrAlias: s
   if (input.name !== undefined) changes.name = checkName(input.name);
   if (input.alias !== undefined) changes.alias = checkAlias(input.alias);
   const now = toTimestamp(ctx.clock.now());
-  return writeWithAlias(ctx, project, changes.alias, async (tx) => {
+  return writeWithAlias(ctx, changes.alias, async (tx) => {
     const template = await store.findTemplate(tx, project, idOrAlias, true);
     if (!template) throw notFound('Template');
     if (changesContent(input)) {
