@@ -482,6 +482,7 @@ export type SuppressionOrigin = 'bounce' | 'complaint' | 'manual';
 /** An address no email goes to. Emails are stored lowercased, as contacts' are. */
 export interface SuppressionTable {
   id: string;
+  project_id: string;
   email: string;
   origin: SuppressionOrigin;
   /** The email whose bounce or complaint put the address here; null for manual entries. */
