@@ -62,14 +62,20 @@ export async function insertReceivedEmail(tx: Tx, email: ReceivedEmailRow, raw: 
   if (attachments.length > 0) await tx.insertInto('received_attachments').values(attachments).execute();
 }
 
-export async function findReceivedEmail(db: Db, id: string): Promise<ReceivedEmailRow | undefined> {
-  const row = await db.selectFrom('received_emails').selectAll().where('id', '=', id).executeTakeFirst();
+/** The project's received email of that id; another project's is none. */
+export async function findReceivedEmail(db: Db, project: string, id: string): Promise<ReceivedEmailRow | undefined> {
+  const row = await db.selectFrom('received_emails').selectAll().where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
   return row && fromTable(row);
 }
 
-/** Received emails, newest first, without their bodies and headers. */
-export async function listReceivedEmails(db: Db, page: PageRequest): Promise<Page<ReceivedEmailListRow>> {
-  return mapPage(await selectPage(db.selectFrom('received_emails').select(LIST_COLUMNS), 'id', page), listFromTable);
+/** The project of the received email of that id and whether retention removed its bodies, for what a signed link names (whichever its project). */
+export async function findReceivedStatusById(db: Db, id: string): Promise<Pick<ReceivedEmailTable, 'project_id' | 'body_removed_at'> | undefined> {
+  return db.selectFrom('received_emails').select(['project_id', 'body_removed_at']).where('id', '=', id).executeTakeFirst();
+}
+
+/** The project's received emails, newest first, without their bodies and headers. */
+export async function listReceivedEmails(db: Db, project: string, page: PageRequest): Promise<Page<ReceivedEmailListRow>> {
+  return mapPage(await selectPage(db.selectFrom('received_emails').select(LIST_COLUMNS).where('project_id', '=', project), 'id', page), listFromTable);
 }
 
 /** The attachments (without their bytes) of each of `emailIds`, in order. */

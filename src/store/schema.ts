@@ -495,6 +495,7 @@ export interface SuppressionTable {
 /** A message the inbound SMTP server took: its parsed fields (JSON arrays and objects as text). */
 export interface ReceivedEmailTable {
   id: string;
+  project_id: string;
   created_at: string;
   /** MAIL FROM (empty for a bounce). */
   envelope_from: string;

@@ -46,7 +46,7 @@ export function receivedPages(app: App, ctx: Context): void {
 
   app.get('/received', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Query;
-    const result = await received.listReceivedEmails(ctx, readPage(query, PAGE_SIZE));
+    const result = await received.listReceivedEmails(ctx, request.session!.projectId, readPage(query, PAGE_SIZE));
     const content = html`<table class="list">
 <caption class="visually-hidden">Received emails, newest first</caption>
 <thead><tr><th scope="col">Subject</th><th scope="col">From</th><th scope="col">To</th><th scope="col">Attachments</th><th scope="col">Received</th></tr></thead>
@@ -58,9 +58,10 @@ ${pager('/dashboard/received', query, result)}`;
 
   app.get('/received/:id', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Email');
-    const email = await received.getReceivedEmail(ctx, id);
+    const project = request.session!.projectId;
+    const email = await received.getReceivedEmail(ctx, project, id);
     const [attachments, raw] = await Promise.all([
-      received.listReceivedAttachments(ctx, id, { limit: 100, after: undefined, before: undefined }),
+      received.listReceivedAttachments(ctx, project, id, { limit: 100, after: undefined, before: undefined }),
       email.body_removed_at ? undefined : received.loadReceivedMessage(ctx, id),
     ]);
     const source = raw?.bytes.toString('utf8');
@@ -85,13 +86,13 @@ ${source !== undefined ? html`<section aria-labelledby="source"><h2 id="source">
   });
 
   app.get('/received/:id/html', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    const email = await received.getReceivedEmail(ctx, pathId(request, 'id', 'Email'));
+    const email = await received.getReceivedEmail(ctx, request.session!.projectId, pathId(request, 'id', 'Email'));
     return sandboxedHtml(reply, email.html ?? '', (request.query as Query).images === 'show');
   });
 
   app.get('/received/:id/raw', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const id = pathId(request, 'id', 'Email');
-    const file = await received.loadReceivedMessage(ctx, id);
+    const file = await received.getReceivedMessage(ctx, request.session!.projectId, id);
     if (!file) throw notFound('Email');
     return reply.type(file.contentType).header('content-disposition', `attachment; filename="${id}.eml"`).send(file.bytes);
   });

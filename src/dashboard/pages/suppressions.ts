@@ -39,7 +39,7 @@ export function suppressionPages(app: App, ctx: Context): void {
     const query = request.query as Query;
     const csrfToken = request.session!.csrfToken;
     const origin = originOf(query.origin);
-    const result = await suppressions.listSuppressions(ctx, origin, readPage(query, PAGE_SIZE));
+    const result = await suppressions.listSuppressions(ctx, request.session!.projectId, origin, readPage(query, PAGE_SIZE));
     const content = html`<form class="inline" method="post" action="/dashboard/suppressions">
 <input type="hidden" name="_csrf" value="${csrfToken}">
 <label>Address to suppress<input type="email" name="email" required autocomplete="off"></label>
@@ -62,12 +62,12 @@ ${pager('/dashboard/suppressions', { origin, after: query.after, before: query.b
   });
 
   app.post('/suppressions', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await suppressions.addSuppression(ctx, (request.body as Query).email ?? '');
+    await suppressions.addSuppression(ctx, request.session!.projectId, (request.body as Query).email ?? '');
     return reply.redirect('/dashboard/suppressions?done=added', 303);
   });
 
   app.post('/suppressions/:id/remove', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
-    await suppressions.removeSuppression(ctx, (request.params as { id: string }).id);
+    await suppressions.removeSuppression(ctx, request.session!.projectId, (request.params as { id: string }).id);
     return reply.redirect('/dashboard/suppressions?done=removed', 303);
   });
 }

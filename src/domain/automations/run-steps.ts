@@ -135,7 +135,7 @@ function templateVariables(config: SendEmailConfig, scope: RuleScope): Record<st
 /** Writes the email in the run's project: its template, topic and sending domain are that project's. */
 async function sendEmailStep(ctx: Context, project: string, config: SendEmailConfig, contact: ContactRow | undefined, scope: RuleScope): Promise<Outcome> {
   if (!contact) return { status: 'skipped', output: { reason: 'Not sent: the contact was deleted.' } };
-  const refusal = await refusedToContact(ctx, project, { email: contact.email, unsubscribed: contact.unsubscribed === 1 }, config.topic_id);
+  const refusal = await refusedToContact(ctx, { project_id: contact.project_id, email: contact.email, unsubscribed: contact.unsubscribed === 1 }, config.topic_id);
   if (refusal) return { status: 'skipped', output: { reason: refusal.reason, state: refusal.state } };
   const input: SendEmailInput = {
     to: contact.email,

@@ -29,8 +29,11 @@ export async function emailByMessageId(ctx: Context, messageId: string | undefin
   return email && email.message_id.toLowerCase() === `<${messageId!.replace(/^<|>$/g, '')}>`.toLowerCase() ? email : undefined;
 }
 
-/** The email and recipient a report is about: by its VERP address when it came to one, else by Message-ID. */
-async function matchReport(ctx: Context, report: Report, bounceAddress: string | undefined): Promise<Match | string> {
+/**
+ * The email and recipient a report is about: by its VERP address when it came to one (whose signature
+ * names the email, in whichever project), else by Message-ID, among the emails of `projects`.
+ */
+async function matchReport(ctx: Context, report: Report, bounceAddress: string | undefined, projects: ReadonlySet<string>): Promise<Match | string> {
   if (bounceAddress !== undefined) {
     const token = readBounceAddress(bounceAddress);
     const email = token && (await emails.findEmailById(ctx.db, token.emailId));
@@ -41,6 +44,7 @@ async function matchReport(ctx: Context, report: Report, bounceAddress: string |
   }
   const email = await emailByMessageId(ctx, report.originalMessageId);
   if (!email) return 'its original Message-ID is none of ours';
+  if (!projects.has(email.project_id)) return 'its original Message-ID is no email of the projects it came to';
   return { email, recipients: (await emails.findRecipients(ctx.db, email.id)).map((r) => r.address), signed: undefined };
 }
 
@@ -75,15 +79,24 @@ function outcomesOf(report: Report, match: Match): RecipientOutcome[] {
   return proven ? read : read.map((o) => ({ ...o, response: `${o.response} (unverified: matched by Message-ID, not by a VERP address)` }));
 }
 
-/** A report (as the message reader read it) matched, ready to record; undefined (with the reason logged) when it is to be dropped. */
-export async function prepareReport(ctx: Context, report: Report | undefined, bounceAddress: string | undefined): Promise<((tx: Tx, at: string) => Promise<void>) | undefined> {
+/**
+ * A report (as the message reader read it) matched, ready to record; undefined (with the reason logged)
+ * when it is to be dropped. Mail to a receiving domain (no `bounceAddress`) is about an email of the
+ * `projects` of the domains it came to, or none.
+ */
+export async function prepareReport(
+  ctx: Context,
+  report: Report | undefined,
+  bounceAddress: string | undefined,
+  projects: ReadonlySet<string> = new Set(),
+): Promise<((tx: Tx, at: string) => Promise<void>) | undefined> {
   const log = (reason: string) => ctx.log.info({ to: bounceAddress }, `inbound report ignored: ${reason}`);
   if (!report) {
     // Mail to a receiving domain that is no report is simply mail; only a bounce address expects one.
     if (bounceAddress !== undefined) log('not a delivery status notification or feedback report');
     return undefined;
   }
-  const match = await matchReport(ctx, report, bounceAddress);
+  const match = await matchReport(ctx, report, bounceAddress, projects);
   if (typeof match === 'string') return void log(match);
   const outcomes = outcomesOf(report, match);
   if (outcomes.length === 0) return void log(`nothing to record for email ${match.email.id}`);

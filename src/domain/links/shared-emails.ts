@@ -33,7 +33,7 @@ function lifetimeOf(expiresIn: string | undefined): number {
 async function targetOf(ctx: Context, project: string, id: string): Promise<ShareTarget> {
   const emailId = id.toLowerCase();
   if (await sent.findEmailStatus(ctx.db, project, emailId)) return { kind: 'sent', emailId };
-  if (await received.findReceivedEmail(ctx.db, emailId)) return { kind: 'received', emailId };
+  if (await received.findReceivedEmail(ctx.db, project, emailId)) return { kind: 'received', emailId };
   throw notFound('Email');
 }
 
@@ -67,12 +67,12 @@ export async function openSharedEmail(ctx: Context, token: string): Promise<Shar
   const { kind, emailId, expiresAt } = readShareToken(ctx, token);
   const linksExpire = Math.min(expiresAt, downloadExpiry(ctx));
   // The token is the credential: the email's own project is the one to read it in.
-  const project = kind === 'sent' ? (await sent.findEmailById(ctx.db, emailId))?.project_id : undefined;
-  if (kind === 'sent' && project === undefined) throw notFound('Email');
+  const project = (kind === 'sent' ? await sent.findEmailById(ctx.db, emailId) : await received.findReceivedStatusById(ctx.db, emailId))?.project_id;
+  if (project === undefined) throw notFound('Email');
   const [email, attachments] =
     kind === 'sent'
-      ? await Promise.all([getEmail(ctx, project!, emailId), listEmailAttachments(ctx, project!, emailId, ALL, linksExpire)])
-      : await Promise.all([getReceivedEmail(ctx, emailId), listReceivedAttachments(ctx, emailId, ALL, linksExpire)]);
+      ? await Promise.all([getEmail(ctx, project, emailId), listEmailAttachments(ctx, project, emailId, ALL, linksExpire)])
+      : await Promise.all([getReceivedEmail(ctx, project, emailId), listReceivedAttachments(ctx, project, emailId, ALL, linksExpire)]);
   return {
     subject: email.subject ?? '',
     from: email.from,

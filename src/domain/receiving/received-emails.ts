@@ -30,9 +30,9 @@ function listed(row: store.ReceivedEmailListRow, attachments: Meta[]) {
   return { id, to, from, created_at: isoTime(created_at), subject, bcc, cc, reply_to, received_for, message_id, attachments: attachments.map(summary) };
 }
 
-/** GET /emails/receiving: newest first (everything without `limit`, as Resend), each with its attachments. */
-export async function listReceivedEmails(ctx: Context, page: PageRequest) {
-  const result = await store.listReceivedEmails(ctx.db, page);
+/** GET /emails/receiving: the project's, newest first (everything without `limit`, as Resend), each with its attachments. */
+export async function listReceivedEmails(ctx: Context, project: string, page: PageRequest) {
+  const result = await store.listReceivedEmails(ctx.db, project, page);
   const withAttachments = async (rows: store.ReceivedEmailListRow[]) => {
     const byEmail = new Map<string, Meta[]>(rows.map((row) => [row.id, []]));
     for (const meta of await store.listAttachmentMeta(ctx.db, rows.map((row) => row.id))) byEmail.get(meta.email_id)!.push(meta);
@@ -60,15 +60,15 @@ async function inlineImages(ctx: Context, html: string, attachments: Meta[]): Pr
   return html.replace(/cid:([^"'\s)>]+)/gi, (link, cid: string) => uris.get(cid.toLowerCase()) ?? link);
 }
 
-async function findOrThrow(ctx: Context, id: string) {
-  const email = await store.findReceivedEmail(ctx.db, id.toLowerCase());
+async function findOrThrow(ctx: Context, project: string, id: string) {
+  const email = await store.findReceivedEmail(ctx.db, project, id.toLowerCase());
   if (!email) throw notFound('Email');
   return email;
 }
 
 /** GET /emails/receiving/:id: the whole email, with a link to its original bytes. */
-export async function getReceivedEmail(ctx: Context, id: string, htmlFormat: HtmlFormat = 'data_uri') {
-  const email = await findOrThrow(ctx, id);
+export async function getReceivedEmail(ctx: Context, project: string, id: string, htmlFormat: HtmlFormat = 'data_uri') {
+  const email = await findOrThrow(ctx, project, id);
   const attachments = await store.listAttachmentMeta(ctx.db, [email.id]);
   const html = email.html !== null && htmlFormat === 'data_uri' ? await inlineImages(ctx, email.html, attachments) : email.html;
   return {
@@ -90,16 +90,17 @@ function attachmentItem(ctx: Context, meta: Meta, expiresAt: number) {
 }
 
 /** GET /emails/receiving/:id/attachments: in the message's order (all of them without `limit`), links expiring at `expiresAt`. */
-export async function listReceivedAttachments(ctx: Context, emailId: string, page: PageRequest, expiresAt = downloadExpiry(ctx)) {
-  const email = await findOrThrow(ctx, emailId);
+export async function listReceivedAttachments(ctx: Context, project: string, emailId: string, page: PageRequest, expiresAt = downloadExpiry(ctx)) {
+  const email = await findOrThrow(ctx, project, emailId);
   const { has_more, data } = slicePage(await store.listAttachmentMeta(ctx.db, [email.id]), page);
   return { has_more, data: data.map((meta) => attachmentItem(ctx, meta, expiresAt)) };
 }
 
 /** GET /emails/receiving/:id/attachments/:attachment_id. */
-export async function getReceivedAttachment(ctx: Context, emailId: string, id: string) {
-  const row = await store.findAttachmentMeta(ctx.db, emailId.toLowerCase(), id.toLowerCase());
-  if (!row && (await store.findReceivedEmail(ctx.db, emailId.toLowerCase()))?.body_removed_at) throw removedByRetention(ctx, 'The attachment was');
+export async function getReceivedAttachment(ctx: Context, project: string, emailId: string, id: string) {
+  const email = await store.findReceivedEmail(ctx.db, project, emailId.toLowerCase());
+  const row = email && (await store.findAttachmentMeta(ctx.db, email.id, id.toLowerCase()));
+  if (!row && email?.body_removed_at) throw removedByRetention(ctx, 'The attachment was');
   if (!row) throw notFound('Attachment');
   return { object: 'attachment' as const, ...attachmentItem(ctx, row, downloadExpiry(ctx)) };
 }
@@ -114,6 +115,12 @@ export async function loadReceivedAttachment(ctx: Context, id: string): Promise<
 export async function loadReceivedMessage(ctx: Context, id: string): Promise<DownloadFile | undefined> {
   const raw = await store.findRawMessage(ctx.db, id);
   if (raw) return { bytes: raw, contentType: 'message/rfc822', filename: `${id}.eml` };
-  if ((await store.findReceivedEmail(ctx.db, id))?.body_removed_at) throw removedByRetention(ctx, 'The message was');
+  if ((await store.findReceivedStatusById(ctx.db, id))?.body_removed_at) throw removedByRetention(ctx, 'The message was');
   return undefined;
+}
+
+/** The project's received email as it arrived, for the dashboard's download; undefined when retention removed it. */
+export async function getReceivedMessage(ctx: Context, project: string, id: string): Promise<DownloadFile | undefined> {
+  const email = await findOrThrow(ctx, project, id);
+  return loadReceivedMessage(ctx, email.id);
 }

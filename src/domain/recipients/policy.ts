@@ -83,9 +83,9 @@ async function blockedBy(ctx: Context, topic: TopicRow, recipients: string[]): P
 /** Resend's test address that is always on the suppression list, as a bounce; it has no `+label` variants. */
 const SUPPRESSED_TEST_ADDRESS = 'suppressed@resend.dev';
 
-/** The recipients on the suppression list (compared without case), each with its entry's message. */
-async function suppressed(ctx: Context, recipients: string[]): Promise<Map<string, Refusal>> {
-  const entries = await findSuppressedEmails(ctx.db, recipients.map((address) => address.toLowerCase()));
+/** The recipients on the project's suppression list (compared without case), each with its entry's message. */
+async function suppressed(ctx: Context, project: string, recipients: string[]): Promise<Map<string, Refusal>> {
+  const entries = await findSuppressedEmails(ctx.db, project, recipients.map((address) => address.toLowerCase()));
   const origins = new Map(entries.map((entry) => [entry.email, entry.origin]));
   const refused = new Map<string, Refusal>();
   for (const address of recipients) {
@@ -108,27 +108,26 @@ export async function refusedAtSend(
   email: Pick<EmailTable, 'project_id' | 'topic_id' | 'broadcast_id'>,
   recipients: string[],
 ): Promise<Map<string, Refusal>> {
-  const refused = await suppressed(ctx, recipients);
+  const refused = await suppressed(ctx, email.project_id, recipients);
   const rest = recipients.filter((address) => !refused.has(address));
   for (const [address, reason] of await blockedAtSend(ctx, email, rest)) refused.set(address, { state: 'failed', reason });
   return refused;
 }
 
 /**
- * The rules for an automation's email to one of its contacts, judged when its step runs: the
- * suppression list; then, on a topic (the run's project's), the topic's rules; without one, a contact
+ * The rules for an automation's email to one of its contacts, judged when its step runs, in the
+ * contact's project: the suppression list; then, on a topic, the topic's rules; without one, a contact
  * unsubscribed from everything receives nothing (as for a broadcast). Undefined when it may be sent.
  */
 export async function refusedToContact(
   ctx: Context,
-  project: string,
-  contact: { email: string; unsubscribed: boolean },
+  contact: { project_id: string; email: string; unsubscribed: boolean },
   topicId: string | undefined,
 ): Promise<Refusal | undefined> {
-  const refusal = (await suppressed(ctx, [contact.email])).get(contact.email);
+  const refusal = (await suppressed(ctx, contact.project_id, [contact.email])).get(contact.email);
   if (refusal) return refusal;
   if (topicId !== undefined) {
-    const topic = await findTopic(ctx.db, project, topicId.toLowerCase());
+    const topic = await findTopic(ctx.db, contact.project_id, topicId.toLowerCase());
     const reason = topic ? (await blockedBy(ctx, topic, [contact.email])).get(contact.email) : `Not sent: there is no topic ${topicId}.`;
     return reason === undefined ? undefined : { state: 'failed', reason };
   }

@@ -11,7 +11,6 @@ import type { Tx } from '../../store/db.ts';
 import type { PageRequest } from '../../store/paginate.ts';
 import type { SuppressionOrigin } from '../../store/schema.ts';
 import * as store from '../../store/suppressions.ts';
-import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import { contactEmail } from '../contacts/contact-input.ts';
 import { logEvents } from '../events/event-log.ts';
 import { normalizeAddress } from '../recipients/addresses.ts';
@@ -26,69 +25,74 @@ export interface NewSuppression {
 }
 
 /**
- * Puts an address on the list in the caller's transaction and logs suppression.added. An address on the
- * list already keeps its entry (origin, source and time) and nothing is logged. Returns the entry.
+ * Puts an address on the project's list in the caller's transaction and logs suppression.added. An
+ * address on the list already keeps its entry (origin, source and time) and nothing is logged. Returns
+ * the entry.
  */
-export async function suppress(ctx: Context, tx: Tx, entry: NewSuppression, at: string): Promise<store.SuppressionRow> {
-  const row = { id: newId(), project_id: UNSCOPED_PROJECT, email: contactEmail(entry.email), origin: entry.origin, source_id: entry.sourceId, created_at: at };
-  if (!(await store.insertSuppression(tx, row))) return (await store.findSuppressionByEmail(tx, row.email))!;
+export async function suppress(ctx: Context, tx: Tx, project: string, entry: NewSuppression, at: string): Promise<store.SuppressionRow> {
+  const row = { id: newId(), project_id: project, email: contactEmail(entry.email), origin: entry.origin, source_id: entry.sourceId, created_at: at };
+  if (!(await store.insertSuppression(tx, row))) return (await store.findSuppressionByEmail(tx, project, row.email))!;
   await logEvents(ctx, tx, [suppressionEvent('suppression.added', row)], at);
   return row;
 }
 
+/** A manual entry. */
+const suppressManually = (ctx: Context, tx: Tx, project: string, email: string, at: string) => suppress(ctx, tx, project, { email, origin: 'manual', sourceId: null }, at);
+
 /** Takes an entry off the list in the caller's transaction; false when another request took it first. */
 async function unsuppress(ctx: Context, tx: Tx, row: store.SuppressionRow, at: string): Promise<boolean> {
-  if (!(await store.deleteSuppression(tx, row.id))) return false;
+  if (!(await store.deleteSuppression(tx, row.project_id, row.id))) return false;
   await logEvents(ctx, tx, [suppressionEvent('suppression.removed', row)], at);
   return true;
 }
 
 /** POST /suppressions: a manual entry. Idempotent: an address on the list already answers its entry's id. */
-export async function addSuppression(ctx: Context, email: string): Promise<{ id: string }> {
+export async function addSuppression(ctx: Context, project: string, email: string): Promise<{ id: string }> {
   const address = contactEmail(email);
   const at = toTimestamp(ctx.clock.now());
-  const row = await ctx.writer.transaction((tx) => suppress(ctx, tx, { email: address, origin: 'manual', sourceId: null }, at));
+  const row = await ctx.writer.transaction((tx) => suppressManually(ctx, tx, project, address, at));
   return { id: row.id };
 }
 
 /** POST /suppressions/batch/add: every address as POST /suppressions adds it, in one transaction, answered in order. */
-export async function addSuppressions(ctx: Context, emails: string[]): Promise<{ id: string }[]> {
+export async function addSuppressions(ctx: Context, project: string, emails: string[]): Promise<{ id: string }[]> {
   if (emails.length === 0) throw invalidField('emails', 'at least one email address is required.');
   const addresses = emails.map((email, i) => contactEmail(email, `emails[${i}]`));
   const at = toTimestamp(ctx.clock.now());
   const rows = await ctx.writer.transaction(async (tx) => {
     const added: store.SuppressionRow[] = [];
-    for (const email of addresses) added.push(await suppress(ctx, tx, { email, origin: 'manual', sourceId: null }, at));
+    for (const email of addresses) added.push(await suppressManually(ctx, tx, project, email, at));
     return added;
   });
   return rows.map((row) => ({ id: row.id }));
 }
 
-export async function listSuppressions(ctx: Context, origin: SuppressionOrigin | undefined, page: PageRequest) {
-  return store.listSuppressions(ctx.db, origin, page);
+export async function listSuppressions(ctx: Context, project: string, origin: SuppressionOrigin | undefined, page: PageRequest) {
+  return store.listSuppressions(ctx.db, project, origin, page);
 }
 
-/** The entry a path names: by email when it holds an `@` (the SDK encodes it), else by id. */
-async function findSuppression(ctx: Context, idOrEmail: string): Promise<store.SuppressionRow | undefined> {
-  if (!idOrEmail.includes('@')) return store.findSuppressionById(ctx.db, idOrEmail.toLowerCase());
+/** The project's entry a path names: by email when it holds an `@` (the SDK encodes it), else by id. */
+async function findSuppression(ctx: Context, project: string, idOrEmail: string): Promise<store.SuppressionRow | undefined> {
+  if (!idOrEmail.includes('@')) return store.findSuppressionById(ctx.db, project, idOrEmail.toLowerCase());
   const email = normalizeAddress(idOrEmail.trim())?.toLowerCase();
-  return email === undefined ? undefined : store.findSuppressionByEmail(ctx.db, email);
+  return email === undefined ? undefined : store.findSuppressionByEmail(ctx.db, project, email);
 }
 
-async function findSuppressionOrThrow(ctx: Context, idOrEmail: string): Promise<store.SuppressionRow> {
-  const row = await findSuppression(ctx, idOrEmail);
+async function findSuppressionOrThrow(ctx: Context, project: string, idOrEmail: string): Promise<store.SuppressionRow> {
+  const row = await findSuppression(ctx, project, idOrEmail);
   if (!row) throw notFound('Suppression');
   return row;
 }
 
 /** GET /suppressions/:id_or_email. */
-export async function getSuppression(ctx: Context, idOrEmail: string) {
-  return { object: 'suppression' as const, ...(await findSuppressionOrThrow(ctx, idOrEmail)) };
+export async function getSuppression(ctx: Context, project: string, idOrEmail: string) {
+  const { project_id: _, ...entry } = await findSuppressionOrThrow(ctx, project, idOrEmail);
+  return { object: 'suppression' as const, ...entry };
 }
 
 /** DELETE /suppressions/:id_or_email: mail to the address goes out again. */
-export async function removeSuppression(ctx: Context, idOrEmail: string): Promise<{ id: string }> {
-  const row = await findSuppressionOrThrow(ctx, idOrEmail);
+export async function removeSuppression(ctx: Context, project: string, idOrEmail: string): Promise<{ id: string }> {
+  const row = await findSuppressionOrThrow(ctx, project, idOrEmail);
   const at = toTimestamp(ctx.clock.now());
   await ctx.writer.transaction((tx) => unsuppress(ctx, tx, row, at));
   return { id: row.id };
@@ -103,7 +107,7 @@ export interface RemoveSuppressionsInput {
  * POST /suppressions/batch/remove: by `emails` or by `ids`, not both, in one transaction. Every value
  * is answered, in order: a value that names no entry gets `deleted: false`, with itself as `id`.
  */
-export async function removeSuppressions(ctx: Context, input: RemoveSuppressionsInput): Promise<{ id: string; deleted: boolean }[]> {
+export async function removeSuppressions(ctx: Context, project: string, input: RemoveSuppressionsInput): Promise<{ id: string; deleted: boolean }[]> {
   if ((input.emails === undefined) === (input.ids === undefined)) {
     throw new AppError('validation_error', 'Provide either `emails` or `ids`, but not both.');
   }
@@ -115,7 +119,7 @@ export async function removeSuppressions(ctx: Context, input: RemoveSuppressions
   return ctx.writer.transaction(async (tx) => {
     const results: { id: string; deleted: boolean }[] = [];
     for (const [i, key] of keys.entries()) {
-      const row = byEmail ? await store.findSuppressionByEmail(tx, key) : await store.findSuppressionById(tx, key);
+      const row = byEmail ? await store.findSuppressionByEmail(tx, project, key) : await store.findSuppressionById(tx, project, key);
       results.push(row ? { id: row.id, deleted: await unsuppress(ctx, tx, row, at) } : { id: values[i]!, deleted: false });
     }
     return results;

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as received from '../../domain/receiving/received-emails.ts';
+import { projectOf } from '../auth.ts';
 import { listOf, PageQuery, parsePage, replyList } from '../pagination.ts';
 import { AttachmentListItem, AttachmentObject, IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas/common.ts';
 
@@ -57,7 +58,7 @@ export function receivingRoutes(app: App, ctx: Context): void {
   app.get(
     '/emails/receiving',
     { schema: { summary: 'List received emails, newest first (all of them without `limit`)', querystring: PageQuery, response: { 200: listOfSchema(ReceivedListItem) } } },
-    async (request, reply) => replyList(reply, await received.listReceivedEmails(ctx, parsePage(request.query, { everything: true }))),
+    async (request, reply) => replyList(reply, await received.listReceivedEmails(ctx, projectOf(request), parsePage(request.query, { everything: true }))),
   );
 
   app.get(
@@ -70,7 +71,7 @@ export function receivingRoutes(app: App, ctx: Context): void {
         response: { 200: ReceivedEmail },
       },
     },
-    async (request) => received.getReceivedEmail(ctx, request.params.id, request.query.html_format),
+    async (request) => received.getReceivedEmail(ctx, projectOf(request), request.params.id, request.query.html_format),
   );
 
   app.get(
@@ -83,12 +84,12 @@ export function receivingRoutes(app: App, ctx: Context): void {
         response: { 200: listOfSchema(AttachmentListItem) },
       },
     },
-    async (request) => listOf(await received.listReceivedAttachments(ctx, request.params.id, parsePage(request.query, { everything: true }))),
+    async (request) => listOf(await received.listReceivedAttachments(ctx, projectOf(request), request.params.id, parsePage(request.query, { everything: true }))),
   );
 
   app.get(
     `/emails/receiving/:id${UUID}/attachments/:attachment_id${UUID}`,
     { schema: { summary: 'Retrieve an attachment of a received email', params: AttachmentParams, response: { 200: AttachmentObject } } },
-    async (request) => received.getReceivedAttachment(ctx, request.params.id, request.params.attachment_id),
+    async (request) => received.getReceivedAttachment(ctx, projectOf(request), request.params.id, request.params.attachment_id),
   );
 }

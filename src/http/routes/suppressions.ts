@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import * as suppressions from '../../domain/suppressions/suppressions.ts';
+import { projectOf } from '../auth.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { deleted, listOfSchema, MAX, Nullable, objectId, Str } from '../schemas/common.ts';
 
@@ -33,7 +34,7 @@ export function suppressionRoutes(app: App, ctx: Context): void {
       },
     },
     async (request, reply) =>
-      reply.status(201).send({ object: 'suppression' as const, ...(await suppressions.addSuppression(ctx, request.body.email)) }),
+      reply.status(201).send({ object: 'suppression' as const, ...(await suppressions.addSuppression(ctx, projectOf(request), request.body.email)) }),
   );
 
   app.get(
@@ -46,7 +47,7 @@ export function suppressionRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) =>
-      listOf(await suppressions.listSuppressions(ctx, request.query.origin, parsePage(request.query, { everything: false }))),
+      listOf(await suppressions.listSuppressions(ctx, projectOf(request), request.query.origin, parsePage(request.query, { everything: false }))),
   );
 
   app.post(
@@ -59,7 +60,7 @@ export function suppressionRoutes(app: App, ctx: Context): void {
       },
     },
     async (request, reply) => {
-      const added = await suppressions.addSuppressions(ctx, request.body.emails);
+      const added = await suppressions.addSuppressions(ctx, projectOf(request), request.body.emails);
       return reply.status(201).send({ data: added.map((entry) => ({ object: 'suppression' as const, ...entry })) });
     },
   );
@@ -77,7 +78,7 @@ export function suppressionRoutes(app: App, ctx: Context): void {
       },
     },
     async (request) => {
-      const removed = await suppressions.removeSuppressions(ctx, request.body);
+      const removed = await suppressions.removeSuppressions(ctx, projectOf(request), request.body);
       return { data: removed.map((entry) => ({ object: 'suppression' as const, ...entry })) };
     },
   );
@@ -91,12 +92,12 @@ export function suppressionRoutes(app: App, ctx: Context): void {
         response: { 200: Type.Object({ object: Type.Literal('suppression'), ...SuppressionItem.properties }) },
       },
     },
-    async (request) => suppressions.getSuppression(ctx, request.params.id),
+    async (request) => suppressions.getSuppression(ctx, projectOf(request), request.params.id),
   );
 
   app.delete(
     '/suppressions/:id',
     { schema: { summary: 'Remove a suppression by id or email', params: SuppressionParams, response: { 200: deleted('suppression') } } },
-    async (request) => ({ object: 'suppression' as const, ...(await suppressions.removeSuppression(ctx, request.params.id)), deleted: true }),
+    async (request) => ({ object: 'suppression' as const, ...(await suppressions.removeSuppression(ctx, projectOf(request), request.params.id)), deleted: true }),
   );
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { toTimestamp } from '../../../src/time/clock.ts';
 import { suppress, type NewSuppression } from '../../../src/domain/suppressions/suppressions.ts';
+import { DEFAULT_PROJECT_ID } from '../../../src/store/projects.ts';
 import { dialects, eventually, startApp, type TestApp } from '../../support/harness.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';
@@ -33,7 +34,7 @@ for (const dialect of dialects) {
         (await t.ctx.db.selectFrom('email_recipients').select(['address', 'status']).where('email_id', '=', id).execute()).map((r) => [r.address, r.status]),
       );
     /** An entry as a bounce or complaint handler makes it, through the exported function. */
-    const suppressed = (entry: NewSuppression) => t.ctx.writer.transaction((tx) => suppress(t.ctx, tx, entry, toTimestamp(t.clock.now())));
+    const suppressed = (entry: NewSuppression) => t.ctx.writer.transaction((tx) => suppress(t.ctx, tx, DEFAULT_PROJECT_ID, entry, toTimestamp(t.clock.now())));
 
     before(async () => {
       smtp = await startSmtpServer();

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { toTimestamp } from '../../../src/time/clock.ts';
 import { suppress } from '../../../src/domain/suppressions/suppressions.ts';
+import { DEFAULT_PROJECT_ID } from '../../../src/store/projects.ts';
 import { dialects, eventually, requestJson, startApp, type TestApp } from '../../support/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts';
 
@@ -71,15 +72,15 @@ for (const dialect of dialects) {
 
     it('suppress(): a bounce or complaint entry with its source email, once per address, in the caller’s transaction', async () => {
       const at = toTimestamp(t.clock.now());
-      const bounced = await t.ctx.writer.transaction((tx) => suppress(t.ctx, tx, { email: 'Gone@Example.com', origin: 'bounce', sourceId: SOURCE }, at));
-      assert.equal(bounced.email, 'gone@example.com');
-      const complained = await t.ctx.writer.transaction((tx) => suppress(t.ctx, tx, { email: 'gone@example.com', origin: 'complaint', sourceId: null }, at));
+      const bounced = await t.ctx.writer.transaction((tx) => suppress(t.ctx, tx, DEFAULT_PROJECT_ID, { email: 'Gone@Example.com', origin: 'bounce', sourceId: SOURCE }, at));
+      assert.equal(bounced?.email, 'gone@example.com');
+      const complained = await t.ctx.writer.transaction((tx) => suppress(t.ctx, tx, DEFAULT_PROJECT_ID, { email: 'gone@example.com', origin: 'complaint', sourceId: null }, at));
       assert.deepEqual(complained, bounced, 'the first entry stays');
       const { data } = await t.resend.suppressions.get('gone@example.com');
       assert.deepEqual([data!.origin, data!.source_id], ['bounce', SOURCE]);
       await assert.rejects(
         t.ctx.writer.transaction(async (tx) => {
-          await suppress(t.ctx, tx, { email: 'rolled-back@example.com', origin: 'complaint', sourceId: SOURCE }, at);
+          await suppress(t.ctx, tx, DEFAULT_PROJECT_ID, { email: 'rolled-back@example.com', origin: 'complaint', sourceId: SOURCE }, at);
           throw new Error('the caller fails');
         }),
         /the caller fails/,
@@ -91,7 +92,7 @@ for (const dialect of dialects) {
 
     it('lists newest first, 20 by default, by origin, with after and before', async () => {
       const at = toTimestamp(t.clock.now());
-      await t.ctx.writer.transaction((tx) => suppress(t.ctx, tx, { email: 'spam-report@example.com', origin: 'complaint', sourceId: SOURCE }, at));
+      await t.ctx.writer.transaction((tx) => suppress(t.ctx, tx, DEFAULT_PROJECT_ID, { email: 'spam-report@example.com', origin: 'complaint', sourceId: SOURCE }, at));
       const { data: added } = await t.resend.suppressions.batch.add({ emails: Array.from({ length: 25 }, (_, i) => `page${i}@example.com`) });
       const ids = added!.data.map((entry) => entry.id);
 
