@@ -57,7 +57,7 @@ export async function receiveMessage(ctx: Context, id: string, raw: Buffer, enve
   await ctx.writer.transaction(async (tx) => {
     await insertReceivedEmail(tx, email, raw, attachments);
     await logEvents(ctx, tx, [receivedEvent(email, attachments)], email.created_at);
-    await addMetrics(tx, receivedRows(email.received_for, email.created_at));
+    await addMetrics(tx, receivedRows(UNSCOPED_PROJECT, email.received_for, email.created_at));
     await report?.(tx, email.created_at);
   });
 }

@@ -3,6 +3,7 @@ import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { broadcastsMetrics, getBroadcastMetrics, METRICS_LINKS } from '../../domain/broadcasts/broadcast-metrics.ts';
 import * as reports from '../../domain/broadcasts/broadcast-reports.ts';
+import { projectOf } from '../auth.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { IdParams, listOfSchema, MAX, Nullable, Str, UUID } from '../schemas/common.ts';
 import { MetricsQuery, MetricsResponse } from './email-metrics.ts';
@@ -105,7 +106,7 @@ export function broadcastReportRoutes(app: App, ctx: Context): void {
         response: { 200: BroadcastsMetricsResponse },
       },
     },
-    async (request) => broadcastsMetrics(ctx, request.query),
+    async (request) => broadcastsMetrics(ctx, projectOf(request), request.query),
   );
 
   app.get(
