@@ -4,8 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CreateEmailOptions, Resend } from 'resend';
+import { foldMetrics } from '../../src/store/email-metrics.ts';
 import * as emails from '../../src/store/emails.ts';
-import { dialects, eventually, followLink, type TestApp } from '../support/harness.ts';
+import { dialects, eventually, followLink, rowCount, type TestApp } from '../support/harness.ts';
+import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../support/inbound.ts';
 import { MISSING_ID, startTwoProjects } from '../support/projects.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
@@ -19,6 +21,7 @@ const clickOf = (html: string) => html.match(/href="(https:\/\/mail\.example\.co
 for (const dialect of dialects) {
   describe(`projects: logs, metrics, usage, tracking and links (${dialect})`, () => {
     let smtp: TestSmtpServer;
+    let inbound: Awaited<ReturnType<typeof startInbound>>;
     let t: TestApp;
     let a: Resend;
     let b: Resend;
@@ -47,7 +50,8 @@ for (const dialect of dialects) {
 
     before(async () => {
       smtp = await startSmtpServer();
-      ({ t, a, b, bToken } = await startTwoProjects(dialect, { env: { SMTP_URL: smtp.url, MAILROOM_PUBLIC_URL: PUBLIC_URL } }));
+      ({ t, a, b, bToken } = await startTwoProjects(dialect, { env: { ...INBOUND_ENV, SMTP_URL: smtp.url, MAILROOM_PUBLIC_URL: PUBLIC_URL } }));
+      inbound = await startInbound(t);
       await a.domains.create({ name: 'a-tracked.test', openTracking: true, clickTracking: true });
       await b.domains.create({ name: 'b-tracked.test', openTracking: true, clickTracking: true });
       sent.a.push(await deliver(a, 'news@a-tracked.test', { attachments: [{ filename: 'a.txt', content: Buffer.from('for A') }] }));
@@ -55,6 +59,7 @@ for (const dialect of dialects) {
       sent.b.push(await deliver(b, 'news@b-tracked.test', { attachments: [{ filename: 'b.txt', content: Buffer.from('for B') }] }));
     });
     after(async () => {
+      await inbound?.close();
       await t?.close();
       await smtp?.close();
     });
@@ -97,6 +102,17 @@ for (const dialect of dialects) {
       assert.deepEqual([bUsage.emails.daily.sent, bUsage.emails.monthly.sent, bUsage.domains.used], [1, 1, 1]);
     });
 
+    it('keeps two projects\' counts of one sender domain apart once the rollup folds them', async () => {
+      // A domain no project registered (tests need no verified domain): both may send from it.
+      await deliver(a, 'hi@unregistered.test');
+      await deliver(b, 'hi@unregistered.test');
+      await t.ctx.writer.transaction((tx) => foldMetrics(tx, 10_000));
+      assert.equal(await rowCount(t, 'email_metric_deltas'), 0, 'every increment folded');
+      const query = '/emails/metrics?metrics=sent&dimensions=domain';
+      const rowOf = async (token: string) => (await get(token, query)).body.data.find((row: any) => row.domain_name === 'unregistered.test');
+      assert.deepEqual([(await rowOf(t.token))?.sent, (await rowOf(bToken))?.sent], [1, 1]);
+    });
+
     it("counts an open and a click through A's email's links for A only", async () => {
       const id = sent.a[1]!;
       assert.equal((await followLink(t, pixelOf(html.get(id)!), { headers: { 'user-agent': BROWSER } })).status, 200);
@@ -134,6 +150,17 @@ for (const dialect of dialects) {
       const foreign = await b.emails.share(sent.a[0]!);
       assert.deepEqual([foreign.error?.statusCode, foreign.error?.message], [missing.error?.statusCode, missing.error?.message]);
       assert.equal(foreign.error?.statusCode, 404);
+    });
+
+    it("shares a received email only through its own project's key", async () => {
+      await receivingDomain(t, 'a-inbox.test');
+      const answer = await sendTo(inbound.port, { envelope: { from: 'x@sender.test', to: ['help@a-inbox.test'] }, from: 'x@sender.test', to: 'help@a-inbox.test', subject: 'Hi', text: 'hi' });
+      const id = /OK ([0-9a-f-]{36})$/.exec(answer.response)![1]!;
+      assert.equal((await a.emails.share(id)).data?.id, id);
+      const missing = await b.emails.share(MISSING_ID);
+      const foreign = await b.emails.share(id);
+      assert.equal(foreign.error?.statusCode, 404);
+      assert.deepEqual([foreign.error?.statusCode, foreign.error?.message], [missing.error?.statusCode, missing.error?.message]);
     });
   });
 }
