@@ -85,7 +85,7 @@ export async function seed(ctx: Context, n: number): Promise<number> {
         if (first) seen.add(event.type);
         return { ...event, first };
       });
-      for (const row of rollupRows(domain, broadcast, rolled)) increments.push(row);
+      for (const row of rollupRows(DEFAULT_PROJECT_ID, domain, broadcast, rolled)) increments.push(row);
       eventRows.push(...own);
     }
     events += eventRows.length;

@@ -43,6 +43,7 @@ export function recordApiLogs(app: App, ctx: Context): void {
         status: reply.statusCode,
         userAgent: request.headers['user-agent'],
         apiKeyId: key.id,
+        projectId: key.project_id,
         durationMs: reply.elapsedTime,
         // A body that failed to parse (400) is not kept; a long one is read from its parsed form, only as far as the limit.
         bodyText: request.body !== undefined && text !== undefined && text.length <= limit ? text : undefined,

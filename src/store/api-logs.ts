@@ -6,13 +6,14 @@ import { selectPage, type PageRequest } from './paginate.ts';
 
 const SUMMARY = ['id', 'created_at', 'endpoint', 'method', 'response_status', 'user_agent'] as const;
 
-/** A page of logs as the list shows them (no bodies), newest first. */
-export async function listApiLogs(db: Db, page: PageRequest) {
-  return selectPage(db.selectFrom('api_logs').select(SUMMARY), 'id', page);
+/** A page of the project's logs as the list shows them (no bodies), newest first. */
+export async function listApiLogs(db: Db, project: string, page: PageRequest) {
+  return selectPage(db.selectFrom('api_logs').select(SUMMARY).where('project_id', '=', project), 'id', page);
 }
 
-export async function findApiLog(db: Db, id: string) {
-  return db.selectFrom('api_logs').selectAll().where('id', '=', id).executeTakeFirst();
+/** The project's log of that id; another project's is none. */
+export async function findApiLog(db: Db, project: string, id: string) {
+  return db.selectFrom('api_logs').selectAll().where('id', '=', id).where('project_id', '=', project).executeTakeFirst();
 }
 
 /** Deletes up to `limit` logs whose id is below `beforeId` (idFloor of a time), oldest first; returns how many. */

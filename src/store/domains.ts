@@ -81,13 +81,14 @@ export async function findDomainByName(db: Db, name: string): Promise<DomainRow 
 }
 
 /** The ids and names of the domains among `ids` or `names` (either list may be empty). */
-export async function findDomainNames(db: Db, by: { ids?: string[]; names?: string[] }): Promise<{ id: string; name: string }[]> {
+export async function findDomainNames(db: Db, project: string, by: { ids?: string[]; names?: string[] }): Promise<{ id: string; name: string }[]> {
   const ids = by.ids ?? [];
   const names = by.names ?? [];
   if (ids.length === 0 && names.length === 0) return [];
   return db
     .selectFrom('domains')
     .select(['id', 'name'])
+    .where('project_id', '=', project)
     .where((eb) => eb.or([...(ids.length ? [eb('id', 'in', ids)] : []), ...(names.length ? [eb('name', 'in', names)] : [])]))
     .execute();
 }

@@ -9,7 +9,7 @@ import type { EmailMetricTable } from './schema.ts';
 
 export type EmailMetricRow = EmailMetricTable;
 
-const keyOf = (row: EmailMetricRow) => `${row.slot}\n${row.domain}\n${row.broadcast_id}\n${row.metric}`;
+const keyOf = (row: EmailMetricRow) => `${row.project_id}\n${row.slot}\n${row.domain}\n${row.broadcast_id}\n${row.metric}`;
 
 /**
  * Increments with the same key added into one: fewer rows, and PostgreSQL refuses an upsert that
@@ -42,17 +42,18 @@ export async function foldMetrics(tx: Tx, limit: number): Promise<number> {
   const moved = await tx
     .deleteFrom('email_metric_deltas')
     .where('id', 'in', oldest)
-    .returning(['slot', 'domain', 'broadcast_id', 'metric', 'count'])
+    .returning(['project_id', 'slot', 'domain', 'broadcast_id', 'metric', 'count'])
     .execute();
   await insertRows(tx, 'email_metrics', mergeMetricRows(moved));
   return moved.length;
 }
 
 /**
- * Which rollup rows a question reads: slots in [from, to), and optionally some domains and broadcasts
- * (each list non-empty), or the emails of every broadcast.
+ * Which rollup rows a question reads: the project's, slots in [from, to), and optionally some domains
+ * and broadcasts (each list non-empty), or the emails of every broadcast.
  */
 export interface MetricScope {
+  project: string;
   from: number;
   to: number;
   domains?: string[];
@@ -86,13 +87,14 @@ export async function sumMetrics(db: Db, scope: MetricScope, by: { slot: boolean
         // An integer sum: bigint on PostgreSQL, read as a number (db.ts).
         sql<number>`sum(count)`.as('count'),
       ])
+      .where('project_id', '=', scope.project)
       .where('slot', '>=', scope.from)
       .where('slot', '<', scope.to)
       .where('metric', 'in', scope.metrics);
     if (scope.domains) query = query.where('domain', 'in', scope.domains);
     if (scope.broadcastIds) query = query.where('broadcast_id', 'in', scope.broadcastIds);
     else if (scope.broadcastsOnly) query = query.where('broadcast_id', '<>', '');
-    // In the rollup key's order (slot, metric, domain, broadcast_id), so that SQLite reads the groups in order.
+    // In the rollup key's order (project_id, slot, metric, domain, broadcast_id), so that SQLite reads the groups in order.
     const groups = [...(by.slot ? ['slot' as const] : []), 'metric' as const, ...(by.domain ? ['domain' as const] : []), ...(by.broadcast ? ['broadcast_id' as const] : [])];
     return query.groupBy(groups);
   };

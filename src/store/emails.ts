@@ -326,21 +326,32 @@ export async function lockEmail(tx: Tx, emailId: string): Promise<void> {
 }
 
 /** The events of some emails, each email's in the order written, with its sender and broadcast (the metrics' per-email reading). */
-export async function listEventsOfEmails(db: Db, emailIds: string[]) {
+/** The events of those of `emailIds` that are the project's, by email, in order. */
+export async function listEventsOfEmails(db: Db, project: string, emailIds: string[]) {
   if (emailIds.length === 0) return [];
   return db
     .selectFrom('email_events')
     .innerJoin('emails', 'emails.id', 'email_events.email_id')
     .select(['email_events.email_id', 'email_events.type', 'email_events.recipient', 'email_events.response', 'email_events.bot', 'email_events.created_at', 'emails.from', 'emails.broadcast_id'])
     .where('email_events.email_id', 'in', emailIds)
+    .where('emails.project_id', '=', project)
     .orderBy('email_events.email_id')
     .orderBy('email_events.id')
     .execute();
 }
 
-/** Up to `limit` ids of emails with an event in [from, to) (our timestamps): a scan of the events. */
-export async function emailIdsWithEvents(db: Db, from: string, to: string, limit: number): Promise<string[]> {
-  const rows = await db.selectFrom('email_events').select('email_id').distinct().where('created_at', '>=', from).where('created_at', '<', to).limit(limit).execute();
+/** Up to `limit` ids of the project's emails with an event in [from, to) (our timestamps): a scan of the events. */
+export async function emailIdsWithEvents(db: Db, project: string, from: string, to: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('email_events')
+    .innerJoin('emails', 'emails.id', 'email_events.email_id')
+    .select('email_events.email_id')
+    .distinct()
+    .where('email_events.created_at', '>=', from)
+    .where('email_events.created_at', '<', to)
+    .where('emails.project_id', '=', project)
+    .limit(limit)
+    .execute();
   return rows.map((row) => row.email_id);
 }
 

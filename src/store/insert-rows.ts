@@ -11,7 +11,7 @@ const MAX_PARAMETERS = 32_000;
  * increments add up. The one statement of it, used here and by the SQLite insert thread.
  */
 export const ON_CONFLICT: Partial<Record<keyof Database, string>> = {
-  email_metrics: 'on conflict (slot, metric, domain, broadcast_id) do update set count = email_metrics.count + excluded.count',
+  email_metrics: 'on conflict (project_id, slot, metric, domain, broadcast_id) do update set count = email_metrics.count + excluded.count',
   tls_session_counts:
     'on conflict (day, domain, result, mx_host, receiving_ip) do update set count = tls_session_counts.count + excluded.count, reason = excluded.reason',
 };

@@ -167,6 +167,7 @@ export interface EmailEventTable {
 
 /** The email metrics rollup: how many times `metric` happened in a 15-minute slot (domain/metrics/). */
 export interface EmailMetricTable {
+  project_id: string;
   /** Epoch ms of the slot's start (a multiple of 15 minutes, UTC). */
   slot: number;
   /** The sender's domain (lower-case ASCII); for `received`, the receiving domain. */
@@ -575,6 +576,8 @@ export interface SettingTable {
 /** One API request (GET /logs); bodies are JSON text, secrets removed (domain/api-logs/redact.ts). */
 export interface ApiLogTable {
   id: string;
+  /** The project of the key that made the request. */
+  project_id: string;
   created_at: string;
   method: string;
   /** The path as called, without the query string. */

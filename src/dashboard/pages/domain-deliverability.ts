@@ -170,7 +170,7 @@ export function domainDeliverabilityPages(app: App, ctx: Context): void {
     const domain = await domains.getDomain(ctx, request.session!.projectId, pathId(request, 'id', 'Domain'));
     const report = await deliverability.lastDeliverability(ctx, request.session!.projectId, domain.id);
     const start = new Date(ctx.clock.now() - (CHART_DAYS - 1) * DAY).toISOString().slice(0, 10);
-    const rates = await emailMetrics(ctx, {
+    const rates = await emailMetrics(ctx, request.session!.projectId, {
       domain_id: domain.id,
       start_date: start,
       granularity: 'daily',

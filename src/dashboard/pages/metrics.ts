@@ -53,7 +53,7 @@ export function metricsPages(app: App, ctx: Context): void {
     const timezone = query.timezone || 'UTC';
     let content: Html;
     try {
-      const answer = await emailMetrics(ctx, {
+      const answer = await emailMetrics(ctx, request.session!.projectId, {
         start_date: query.start || undefined,
         end_date: query.end || undefined,
         timezone,

@@ -21,6 +21,8 @@ export interface RequestLogEntry {
   status: number;
   userAgent: string | undefined;
   apiKeyId: string | null;
+  /** The project of that key: the one whose logs show the request. */
+  projectId: string;
   durationMs: number;
   /** The JSON body as sent, when it is no longer than the body limit: kept unparsed if it names no secret. */
   bodyText: string | undefined;
@@ -63,6 +65,7 @@ function rowOf(entry: RequestLogEntry, limit: number): ApiLogTable {
   return {
     // Of the clock's time, so that retention removes old logs by a range of ids.
     id: newIdAt(entry.at),
+    project_id: entry.projectId,
     created_at: toTimestamp(entry.at),
     method: entry.method,
     endpoint: path.slice(0, MAX_ENDPOINT),

@@ -36,7 +36,7 @@ export async function getBroadcastMetrics(ctx: Context, project: string, id: str
   const metrics: CountMetric[] = ['sent', 'delivered', 'unique_opened', 'unique_clicked', 'unsubscribed', 'bounced', 'complained', 'suppressed', 'failed'];
   const [total, sums, links] = await Promise.all([
     countBroadcastEmails(ctx.db, broadcast.id),
-    sumMetrics(ctx.db, { from: 0, to: Number.MAX_SAFE_INTEGER, broadcastIds: [broadcast.id], metrics }, { slot: false, domain: false, broadcast: false }),
+    sumMetrics(ctx.db, { project, from: 0, to: Number.MAX_SAFE_INTEGER, broadcastIds: [broadcast.id], metrics }, { slot: false, domain: false, broadcast: false }),
     listClickedLinks(ctx.db, broadcast.id, { limit: METRICS_LINKS }),
   ]);
   // The rollup and its unfolded increments may each hold part of a count.
@@ -65,8 +65,8 @@ export async function getBroadcastMetrics(ctx: Context, project: string, id: str
 }
 
 /** GET /broadcasts/metrics: GET /emails/metrics over the emails of broadcasts, each row's broadcast as `id` and `name`. */
-export async function broadcastsMetrics(ctx: Context, params: Omit<MetricsParams, 'domain_id' | 'email_id'>) {
-  const { data, ...answer } = await emailMetrics(ctx, params, { broadcastsOnly: true });
+export async function broadcastsMetrics(ctx: Context, project: string, params: Omit<MetricsParams, 'domain_id' | 'email_id'>) {
+  const { data, ...answer } = await emailMetrics(ctx, project, params, { broadcastsOnly: true });
   if (!data) return answer;
   return {
     ...answer,

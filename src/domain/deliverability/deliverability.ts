@@ -34,7 +34,7 @@ export async function runChecks(ctx: Context, domain: DomainRow, now: number): P
     reverseNames(sender, addresses),
     checkMtaSts(sender),
     checkTlsRpt(sender),
-    sendingRecord(ctx, domain.name, now),
+    sendingRecord(ctx, domain, now),
   ]);
   const [fcrdns, blocklists, dmarcReports] = await Promise.all([
     checkFcrdns(sender, addresses, names),

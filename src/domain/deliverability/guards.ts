@@ -24,7 +24,7 @@ const verdicts = new WeakMap<Context, FreshCache<string, string | null>>();
 async function tripped(ctx: Context, domain: DomainRow, now: number): Promise<string | null> {
   const { minSends, bounceRate, complaintRate } = ctx.config.guards;
   const resumed = domain.sending_resumed_at === null ? 0 : slotOf(Number(domain.sending_resumed_at)) + SLOT_MS;
-  const record = await sendingRecord(ctx, domain.name, now, Math.max(now - GUARD_HOURS * 3_600_000, resumed));
+  const record = await sendingRecord(ctx, domain, now, Math.max(now - GUARD_HOURS * 3_600_000, resumed));
   // A recipient refused during the SMTP transaction bounces without a `sent`: the sends are both. A
   // bounce reported after a `sent` counts twice, which near a fail line understates the rate by 1/(1 + rate).
   const sends = record.sent + record.bounced;

@@ -24,9 +24,10 @@ export interface SendingRecord {
   broadcastSent: number;
 }
 
-/** What the domain's mail did from `since` (the last 7 days by default; the rollup's 15-minute slots) up to `now`. */
-export async function sendingRecord(ctx: Context, name: string, now: number, since = now - RATE_DAYS * 86_400_000): Promise<SendingRecord> {
-  const scope = { from: slotOf(since), to: slotOf(now) + SLOT_MS, domains: [name], metrics: ['sent', 'delivered', 'bounced', 'complained'] };
+/** What the domain's mail did in its project from `since` (the last 7 days by default; the rollup's 15-minute slots) up to `now`. */
+export async function sendingRecord(ctx: Context, domain: { project_id: string; name: string }, now: number, since = now - RATE_DAYS * 86_400_000): Promise<SendingRecord> {
+  const { project_id: project, name } = domain;
+  const scope = { project, from: slotOf(since), to: slotOf(now) + SLOT_MS, domains: [name], metrics: ['sent', 'delivered', 'bounced', 'complained'] };
   const sums = await sumMetrics(ctx.db, scope, { slot: false, domain: false, broadcast: true });
   const record: SendingRecord = { sent: 0, delivered: 0, bounced: 0, complained: 0, broadcastSent: 0 };
   for (const sum of sums) {

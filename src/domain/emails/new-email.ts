@@ -69,6 +69,6 @@ export function newEmailRows(email: NewEmail, createdAt: string): Omit<EmailRows
     },
     recipients: state.recipients,
     events: state.events,
-    metrics: state.events.length === 0 ? [] : rollupRows(email.fromDomain, email.broadcastId, state.events),
+    metrics: state.events.length === 0 ? [] : rollupRows(email.projectId, email.fromDomain, email.broadcastId, state.events),
   };
 }

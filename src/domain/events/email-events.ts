@@ -64,7 +64,7 @@ export async function recordEvents(ctx: Context, tx: Tx, email: EventEmail, grou
   // None of these writes' answers is read: on PostgreSQL they go with the transaction's next read or commit.
   const writes = later(tx);
   await emails.insertEvents(writes, rows);
-  await addMetrics(writes, rollupRows(senderDomain(email.from), email.broadcast_id, rows));
+  await addMetrics(writes, rollupRows(email.project_id, senderDomain(email.from), email.broadcast_id, rows));
   await logEvents(ctx, writes, emailEvents(email, rows.map((row) => ({ state: row.type as EmailState, response: row.response }))), at);
   for (const group of groups) {
     const status = group.types.at(-1)!;
@@ -132,7 +132,7 @@ export async function recordEngagement(ctx: Context, tx: Tx, email: EventEmail &
   }
   await emails.insertEvents(tx, [row]);
   if (engagement.bot) return;
-  await addMetrics(tx, rollupRows(senderDomain(email.from), email.broadcast_id, [{ ...row, first }]));
+  await addMetrics(tx, rollupRows(email.project_id, senderDomain(email.from), email.broadcast_id, [{ ...row, first }]));
   countAfterCommit(ctx, tx, [row]);
   if (type === 'unsubscribed') return;
   await logEvents(ctx, tx, engagementEvents(email, engagement, at), at);

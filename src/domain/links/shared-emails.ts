@@ -29,7 +29,7 @@ function lifetimeOf(expiresIn: string | undefined): number {
   return ms;
 }
 
-/** Whether `id` is a sent or a received email's; not_found when neither. */
+/** Whether `id` is a sent or a received email of the project's; not_found when neither. */
 async function targetOf(ctx: Context, project: string, id: string): Promise<ShareTarget> {
   const emailId = id.toLowerCase();
   if (await sent.findEmailStatus(ctx.db, project, emailId)) return { kind: 'sent', emailId };

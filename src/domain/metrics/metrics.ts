@@ -73,7 +73,7 @@ class Cells {
 }
 
 /** Reads the rollup into cells. */
-async function fromRollup(ctx: Context, q: MetricsQuery, scope: { domains?: string[]; broadcastsOnly: boolean }, needed: CountMetric[], cells: Cells): Promise<void> {
+async function fromRollup(ctx: Context, q: MetricsQuery, scope: { project: string; domains?: string[]; broadcastsOnly: boolean }, needed: CountMetric[], cells: Cells): Promise<void> {
   const by = { slot: q.dimensions.includes('period'), domain: q.dimensions.includes('domain'), broadcast: q.dimensions.includes('broadcast') };
   const sums = await sumMetrics(ctx.db, { ...q.range, ...scope, broadcastIds: q.broadcastIds, metrics: needed }, by);
   for (const sum of sums) {
@@ -87,16 +87,16 @@ async function fromRollup(ctx: Context, q: MetricsQuery, scope: { domains?: stri
 }
 
 /** Folds the events of the emails in question into cells (every event of an email is read, so that "first" is right). */
-async function fromEvents(ctx: Context, q: MetricsQuery, domains: string[] | undefined, needed: CountMetric[], cells: Cells): Promise<void> {
+async function fromEvents(ctx: Context, project: string, q: MetricsQuery, domains: string[] | undefined, needed: CountMetric[], cells: Cells): Promise<void> {
   let ids = q.emailIds;
   if (!ids) {
-    ids = await emailIdsWithEvents(ctx.db, toTimestamp(q.range.from), toTimestamp(q.range.to), MAX_EMAIL_ROWS + 1);
+    ids = await emailIdsWithEvents(ctx.db, project, toTimestamp(q.range.from), toTimestamp(q.range.to), MAX_EMAIL_ROWS + 1);
     if (ids.length > MAX_EMAIL_ROWS) throw tooManyEmails();
   }
   const wanted = new Set(needed);
   const domainSet = domains && new Set(domains);
   for (let i = 0; i < ids.length; i += 500) {
-    const events = await listEventsOfEmails(ctx.db, ids.slice(i, i + 500));
+    const events = await listEventsOfEmails(ctx.db, project, ids.slice(i, i + 500));
     let seen = new Set<string>();
     let emailId = '';
     let domain = '';
@@ -166,17 +166,18 @@ function combine(q: MetricsQuery, cells: Cell[]): Cell[] {
 
 /**
  * The answer of GET /emails/metrics for its parameters; with `broadcastsOnly`, that of GET
- * /broadcasts/metrics: the emails of broadcasts, by period and broadcast.
+ * /broadcasts/metrics: the emails of broadcasts, by period and broadcast. Only the project's emails
+ * count; another project's domain, email or broadcast id counts nothing, as a missing one.
  */
-export async function emailMetrics(ctx: Context, params: MetricsParams, { broadcastsOnly = false } = {}): Promise<MetricsAnswer> {
+export async function emailMetrics(ctx: Context, project: string, params: MetricsParams, { broadcastsOnly = false } = {}): Promise<MetricsAnswer> {
   const q = readMetricsQuery(params, ctx.clock.now(), broadcastsOnly ? ['period', 'broadcast'] : undefined);
   const needed = countsNeeded(q.metrics);
-  const filtered = q.domainIds ? (await findDomainNames(ctx.db, { ids: q.domainIds })).map((d) => d.name) : undefined;
+  const filtered = q.domainIds ? (await findDomainNames(ctx.db, project, { ids: q.domainIds })).map((d) => d.name) : undefined;
   const cells = new Cells();
   // A domain_id filter that names no domain leaves nothing to count.
   if (filtered?.length !== 0) {
-    if (q.emailIds || q.dimensions.includes('email')) await fromEvents(ctx, q, filtered, needed, cells);
-    else await fromRollup(ctx, q, { domains: filtered, broadcastsOnly }, needed, cells);
+    if (q.emailIds || q.dimensions.includes('email')) await fromEvents(ctx, project, q, filtered, needed, cells);
+    else await fromRollup(ctx, q, { project, domains: filtered, broadcastsOnly }, needed, cells);
   }
   const totals: Counts = {};
   for (const cell of cells.byKey.values()) addCounts(totals, cell.counts);
@@ -192,14 +193,14 @@ export async function emailMetrics(ctx: Context, params: MetricsParams, { broadc
   if (q.dimensions.length === 0) return answer;
   const rows = combine(q, [...cells.byKey.values()]);
   if (q.dimensions.includes('email') && rows.length > MAX_EMAIL_ROWS) throw tooManyEmails();
-  answer.data = await dataRows(ctx, q, rows);
+  answer.data = await dataRows(ctx, project, q, rows);
   return answer;
 }
 
 /** The rows as the API writes them, in order of period, domain, broadcast and email. */
-async function dataRows(ctx: Context, q: MetricsQuery, rows: Cell[]): Promise<Record<string, string | number | null>[]> {
+async function dataRows(ctx: Context, project: string, q: MetricsQuery, rows: Cell[]): Promise<Record<string, string | number | null>[]> {
   const domainNames = [...new Set(rows.flatMap((r) => (r.domain === undefined ? [] : [r.domain])))];
-  const domainIds = new Map((await findDomainNames(ctx.db, { names: domainNames })).map((d) => [d.name, d.id]));
+  const domainIds = new Map((await findDomainNames(ctx.db, project, { names: domainNames })).map((d) => [d.name, d.id]));
   const broadcastIds = [...new Set(rows.flatMap((r) => (r.broadcast ? [r.broadcast] : [])))];
   const broadcastNames = new Map((await findBroadcastNames(ctx.db, broadcastIds)).map((b) => [b.id, b.name]));
   const order = (a: Cell, b: Cell) =>

@@ -23,22 +23,22 @@ export interface RolledEvent extends CountedEvent {
   first?: boolean;
 }
 
-/** The rollup increments of some events of one email (or received message), by the one rule. */
-export function rollupRows(domain: string, broadcastId: string | null, events: RolledEvent[]): EmailMetricRow[] {
+/** The rollup increments of some events of one email (or received message) of a project, by the one rule. */
+export function rollupRows(project: string, domain: string, broadcastId: string | null, events: RolledEvent[]): EmailMetricRow[] {
   const rows: EmailMetricRow[] = [];
   for (const event of events) {
     const metrics = eventMetrics(event, event.first ?? false);
     if (metrics.length === 0) continue;
     const slot = slotOf(instantOf(event.created_at));
-    for (const metric of metrics) rows.push({ slot, domain, broadcast_id: broadcastId ?? '', metric, count: 1 });
+    for (const metric of metrics) rows.push({ project_id: project, slot, domain, broadcast_id: broadcastId ?? '', metric, count: 1 });
   }
   return rows;
 }
 
 /** The increments of a received message: one `received` per envelope recipient, under its domain. */
-export function receivedRows(receivedFor: string[], createdAt: string): EmailMetricRow[] {
+export function receivedRows(project: string, receivedFor: string[], createdAt: string): EmailMetricRow[] {
   return receivedFor.flatMap((address) => {
     const domain = domainOf(address);
-    return rollupRows(asciiDomain(domain) ?? domain.toLowerCase(), null, [{ type: 'received', response: null, bot: 0, created_at: createdAt }]);
+    return rollupRows(project, asciiDomain(domain) ?? domain.toLowerCase(), null, [{ type: 'received', response: null, bot: 0, created_at: createdAt }]);
   });
 }

@@ -21,14 +21,14 @@ export function period(ctx: Context, from: number, until: number): store.Period 
   return { idFrom: idFloor(from - ahead - ID_SLACK_MS), from: toTimestamp(from), until: toTimestamp(until) };
 }
 
-async function emailsIn(ctx: Context, from: number, until: number) {
+async function emailsIn(ctx: Context, project: string, from: number, until: number) {
   const range = period(ctx, from, until);
-  const [sent, received] = await Promise.all([store.countEmailsIn(ctx.db, range), store.countCreatedIn(ctx.db, 'received_emails', range)]);
+  const [sent, received] = await Promise.all([store.countEmailsIn(ctx.db, project, range), store.countCreatedIn(ctx.db, project, 'received_emails', range)]);
   return { used: sent + received, limit: null, sent, received, resets_at: new Date(until).toISOString() };
 }
 
 /**
- * The counts of today and this month: `sent` the emails accepted (by the API, SMTP submission or a
+ * The counts of the key's project, today and this month: `sent` the emails accepted (by the API, SMTP submission or a
  * broadcast's fan-out) and not canceled, `received` the emails received, `used` both; how many
  * contacts, segments, broadcasts and domains there are; the automation runs started this month; and
  * the request rate `key` may make.
@@ -39,11 +39,12 @@ export async function getUsage(ctx: Context, key: ApiKeyRow) {
   const today = Date.UTC(year, month, day);
   const thisMonth = Date.UTC(year, month, 1);
   const nextMonth = Date.UTC(year, month + 1, 1);
+  const project = key.project_id;
   const [daily, monthly, rows, runs] = await Promise.all([
-    emailsIn(ctx, today, Date.UTC(year, month, day + 1)),
-    emailsIn(ctx, thisMonth, nextMonth),
-    store.countRows(ctx.db),
-    store.countCreatedIn(ctx.db, 'automation_runs', period(ctx, thisMonth, nextMonth)),
+    emailsIn(ctx, project, today, Date.UTC(year, month, day + 1)),
+    emailsIn(ctx, project, thisMonth, nextMonth),
+    store.countRows(ctx.db, project),
+    store.countCreatedIn(ctx.db, project, 'automation_runs', period(ctx, thisMonth, nextMonth)),
   ]);
   return {
     object: 'usage' as const,

@@ -87,7 +87,7 @@ export async function receiveMessage(ctx: Context, id: string, raw: Buffer, enve
     for (const { email, attachments } of copies) {
       await insertReceivedEmail(tx, email, raw, attachments);
       await logEvents(ctx, tx, [receivedEvent(email, attachments)], email.created_at);
-      await addMetrics(tx, receivedRows(email.received_for, email.created_at));
+      await addMetrics(tx, receivedRows(email.project_id, email.received_for, email.created_at));
     }
     await report?.(tx, created_at);
   });

@@ -106,7 +106,7 @@ export function broadcastReportRoutes(app: App, ctx: Context): void {
         response: { 200: BroadcastsMetricsResponse },
       },
     },
-    async (request) => broadcastsMetrics(ctx, request.query),
+    async (request) => broadcastsMetrics(ctx, projectOf(request), request.query),
   );
 
   app.get(

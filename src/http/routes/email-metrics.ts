@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { emailMetrics } from '../../domain/metrics/metrics.ts';
+import { projectOf } from '../auth.ts';
 import { MAX, Str } from '../schemas/common.ts';
 
 /** A list parameter: comma-separated, repeated, or both (checked by the domain, which names the mistake). */
@@ -34,6 +35,6 @@ export function emailMetricsRoutes(app: App, ctx: Context): void {
   app.get(
     '/emails/metrics',
     { schema: { summary: 'Email metrics: counts and rates over a range, by period, domain, email or broadcast', querystring: MetricsQuery, response: { 200: MetricsResponse } } },
-    async (request) => emailMetrics(ctx, request.query),
+    async (request) => emailMetrics(ctx, projectOf(request), request.query),
   );
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { getLog, listLogs } from '../../domain/api-logs/api-logs.ts';
+import { projectOf } from '../auth.ts';
 import { listOf, PageQuery, parsePage } from '../pagination.ts';
 import { IdParams, listOfSchema, Nullable, UUID } from '../schemas/common.ts';
 
@@ -33,12 +34,12 @@ export function logRoutes(app: App, ctx: Context): void {
       config: { apiLog: false },
       schema: { summary: 'List the API requests, newest first', querystring: PageQuery, response: { 200: listOfSchema(LogSummary) } },
     },
-    async (request) => listOf(await listLogs(ctx, parsePage(request.query, { everything: false }))),
+    async (request) => listOf(await listLogs(ctx, projectOf(request), parsePage(request.query, { everything: false }))),
   );
 
   app.get(
     `/logs/:id${UUID}`,
     { config: { apiLog: false }, schema: { summary: 'Retrieve an API request with its bodies', params: IdParams, response: { 200: Log } } },
-    async (request) => ({ object: 'log' as const, ...(await getLog(ctx, request.params.id)) }),
+    async (request) => ({ object: 'log' as const, ...(await getLog(ctx, projectOf(request), request.params.id)) }),
   );
 }

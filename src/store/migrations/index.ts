@@ -36,6 +36,7 @@ import * as dmarcReports from './0033-dmarc-reports.ts';
 import * as mtaStsTlsReports from './0034-mta-sts-tls-reports.ts';
 import * as projects from './0035-projects.ts';
 import * as adminSessions from './0036-admin-sessions.ts';
+import * as metricsByProject from './0037-metrics-by-project.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -75,6 +76,7 @@ const migrations: Record<string, Migration> = {
   '0034-mta-sts-tls-reports': mtaStsTlsReports,
   '0035-projects': projects,
   '0036-admin-sessions': adminSessions,
+  '0037-metrics-by-project': metricsByProject,
 };
 
 /**
