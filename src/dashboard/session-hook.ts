@@ -11,8 +11,10 @@ declare module 'fastify' {
     /**
      * What a dashboard route needs of its session: a project to show (the default; an admin's session
      * has one once it picks one), the admin key's session (the projects pages), or any session.
+     * `operator`: the whole install's figures, every project's: the admin's session when the install
+     * has an admin key, else any.
      */
-    needs?: 'project' | 'admin' | 'any';
+    needs?: 'project' | 'admin' | 'operator' | 'any';
   }
   interface FastifyRequest {
     /** The session browsing a project: what every project page reads. */
@@ -53,8 +55,9 @@ export function sessionHooks(ctx: Context, key: CookieKey) {
       }
       request.signedIn = found;
       request.session = found.projectId === null ? null : { ...found, projectId: found.projectId };
-      if (needs === 'admin' && !found.admin) {
-        const content = html`<p>Only the admin key (MAILROOM_ADMIN_KEY) manages projects.</p><p><a href="/dashboard">Back to the dashboard</a></p>`;
+      if ((needs === 'admin' || (needs === 'operator' && ctx.config.adminKey !== undefined)) && !found.admin) {
+        const does = needs === 'admin' ? 'manages projects' : 'sees the whole install’s figures';
+        const content = html`<p>Only the admin key (MAILROOM_ADMIN_KEY) ${does}.</p><p><a href="/dashboard">Back to the dashboard</a></p>`;
         return reply.status(403).type(HTML).send(layout('Not allowed', content, { csrfToken: found.csrfToken }));
       }
       if (needs === 'project' && !request.session) {

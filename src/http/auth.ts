@@ -8,10 +8,11 @@ import type { ClientLimits } from './client-limits.ts';
 
 /**
  * Who may call a route: anyone, any key (sending routes), a full-access key (the default), a
- * dashboard session (dashboard/session-hook.ts checks it, not the API key), or the admin key alone
- * (MAILROOM_ADMIN_KEY: projects).
+ * dashboard session (dashboard/session-hook.ts checks it, not the API key), the admin key alone
+ * (MAILROOM_ADMIN_KEY: projects), or the operator (the whole install's figures: the admin key when
+ * there is one, for they count every project's work; else a full-access key).
  */
-export type Access = 'public' | 'sending' | 'full' | 'dashboard' | 'admin';
+export type Access = 'public' | 'sending' | 'full' | 'dashboard' | 'admin' | 'operator';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -39,7 +40,8 @@ export function authenticate(ctx: Context, limits: ClientLimits) {
     if (access === 'public' || access === 'dashboard' || request.is404) return;
     limits.refuseIfBlocked(request, reply);
     try {
-      if (access === 'admin') return checkAdminKey(ctx, request.headers.authorization);
+      if (access === 'admin') return checkAdminKey(ctx, request.headers.authorization, 'manages projects');
+      if (access === 'operator') return checkOperator(ctx, request.headers.authorization);
       request.apiKey = await keyFor(ctx, request.headers.authorization, access);
     } catch (error) {
       if (error instanceof AppError && error.code === 'invalid_api_key') limits.failed(request);
@@ -54,13 +56,19 @@ export function projectOf(request: FastifyRequest): string {
   return request.apiKey.project_id;
 }
 
-/** Only MAILROOM_ADMIN_KEY manages projects; a project's key is refused as restricted, as a sending key is elsewhere. */
-async function checkAdminKey(ctx: Context, authorization: string | undefined): Promise<void> {
+/** The operator's credential (access `operator`): the admin key when the install has one, else a full-access key. */
+export async function checkOperator(ctx: Context, authorization: string | undefined): Promise<void> {
+  if (ctx.config.adminKey === undefined) await keyFor(ctx, authorization, 'full');
+  else await checkAdminKey(ctx, authorization, 'reads the whole install’s metrics');
+}
+
+/** Only MAILROOM_ADMIN_KEY does `what`; a project's key is refused as restricted, as a sending key is elsewhere. */
+async function checkAdminKey(ctx: Context, authorization: string | undefined, what: string): Promise<void> {
   const token = bearerToken(authorization);
   if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
   if (isAdminKey(ctx, token)) return;
   if (!(await ctx.apiKeys.find(hashToken(token)))) throw new AppError('invalid_api_key', 'API key is invalid.');
-  throw new AppError('restricted_api_key', 'Only the admin key (MAILROOM_ADMIN_KEY) manages projects.');
+  throw new AppError('restricted_api_key', `Only the admin key (MAILROOM_ADMIN_KEY) ${what}.`);
 }
 
 /** The key an `Authorization: Bearer <token>` header names, if it may call a route of `access`; else why not. */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Context } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { keyFor } from '../http/auth.ts';
+import { checkOperator } from '../http/auth.ts';
 import { faultError } from '../store/availability.ts';
 
 /** What a process's `GET /health` answers: its status and body. */
@@ -49,7 +49,7 @@ export async function listenHealthPort(ctx: Context, port: number, host: string,
 /** GET /metrics for a process that serves no API, with the same full-access key as the API's. */
 async function scrape(ctx: Context, request: IncomingMessage, response: ServerResponse): Promise<void> {
   try {
-    await keyFor(ctx, request.headers.authorization, 'full');
+    await checkOperator(ctx, request.headers.authorization);
     const { contentType, body } = await ctx.instruments.scrape();
     response.writeHead(200, { 'content-type': contentType }).end(body);
   } catch (error) {

@@ -72,12 +72,19 @@ describe('authorization of every route', () => {
           assert.equal(response.status, 401, what);
           continue;
         }
-        // The admin key opens the projects' routes and nothing else; a project's key never opens those.
+        // The admin key opens the projects' routes and the install's metrics and nothing else; a
+        // project's key never opens those while there is an admin key.
         const refusal =
           route.access === 'public'
             ? undefined
             : (credential.refusal ??
-              (credential.admin ? (route.access === 'admin' ? undefined : RESTRICTED) : ['full', 'admin'].includes(route.access) ? RESTRICTED : undefined));
+              (credential.admin
+                ? ['admin', 'operator'].includes(route.access)
+                  ? undefined
+                  : RESTRICTED
+                : ['full', 'admin', 'operator'].includes(route.access)
+                  ? RESTRICTED
+                  : undefined));
         if (!refusal) {
           assert.ok(![401, 403].includes(response.status), what);
           continue;
@@ -107,5 +114,7 @@ describe('authorization of every route', () => {
     assert.ok(dashboard.length > 5 && dashboard.every((route) => route.access === 'dashboard'), 'every other dashboard route needs a session');
     const admin = t.app.routeTable.filter((route) => route.access === 'admin').map((route) => `${route.method} ${plain(route.url)}`);
     assert.deepEqual(admin.sort(), ['DELETE /projects/:id', 'GET /projects', 'GET /projects/:id', 'HEAD /projects', 'HEAD /projects/:id', 'PATCH /projects/:id', 'POST /projects']);
+    const operator = t.app.routeTable.filter((route) => route.access === 'operator').map((route) => `${route.method} ${plain(route.url)}`);
+    assert.deepEqual(operator.sort(), ['GET /metrics', 'HEAD /metrics']);
   });
 });

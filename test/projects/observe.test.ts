@@ -8,7 +8,8 @@ import { foldMetrics } from '../../src/store/email-metrics.ts';
 import * as emails from '../../src/store/emails.ts';
 import { dialects, eventually, followLink, rowCount, type TestApp } from '../support/harness.ts';
 import { INBOUND_ENV, receivingDomain, sendTo, startInbound } from '../support/inbound.ts';
-import { MISSING_ID, startTwoProjects } from '../support/projects.ts';
+import { cookiesOf, signIn } from '../support/dashboard-forms.ts';
+import { ADMIN_KEY, MISSING_ID, startTwoProjects } from '../support/projects.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
 const PUBLIC_URL = 'https://mail.example.com';
@@ -161,6 +162,19 @@ for (const dialect of dialects) {
       const foreign = await b.emails.share(id);
       assert.equal(foreign.error?.statusCode, 404);
       assert.deepEqual([foreign.error?.statusCode, foreign.error?.message], [missing.error?.statusCode, missing.error?.message]);
+    });
+
+    it("shows the whole install's figures (Prometheus, the TLS page) to the admin key alone", async () => {
+      for (const token of [t.token, bToken]) {
+        const response = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+        const body = (await response.json()) as { name: string };
+        assert.deepEqual([response.status, body.name], [401, 'restricted_api_key']);
+      }
+      const scrape = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      assert.equal(scrape.status, 200);
+      assert.match(await scrape.text(), /^# HELP /m);
+      const tls = async (key: string) => (await fetch(`${t.url}/dashboard/tls`, { headers: { cookie: cookiesOf(await signIn(t, key)) } })).status;
+      assert.deepEqual([await tls(t.token), await tls(bToken), await tls(ADMIN_KEY)], [403, 403, 200]);
     });
   });
 }

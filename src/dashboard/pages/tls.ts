@@ -40,7 +40,8 @@ function domainSection(figures: TlsDomainFigures): Html {
 }
 
 export function tlsPages(app: App, ctx: Context): void {
-  const dashboard = { access: 'dashboard' as const };
+  // Sessions per recipient domain are the install's, every project's mail: the operator's page.
+  const dashboard = { access: 'dashboard' as const, needs: 'operator' as const };
 
   app.get('/tls', { config: dashboard, schema: { hide: true } }, async (request, reply) => {
     const figures = await tlsFigures(ctx, DAYS, DOMAINS);
@@ -64,6 +65,6 @@ export function tlsPages(app: App, ctx: Context): void {
 </table>
 ${figures.has_more ? html`<p>The ${DOMAINS} domains with the most sessions are shown.</p>` : ''}
 ${figures.domains.map(domainSection)}`;
-    return reply.type('text/html; charset=utf-8').send(page('TLS to recipients', content, { section: 'tls', csrfToken: request.session!.csrfToken }));
+    return reply.type('text/html; charset=utf-8').send(page('TLS to recipients', content, { section: 'tls', csrfToken: request.signedIn!.csrfToken }));
   });
 }

@@ -41,8 +41,8 @@ export function systemRoutes(app: App, ctx: Context): void {
     },
   );
 
-  // Prometheus's text format; its `authorization` setting sends a full-access key as Bearer.
-  app.get('/metrics', { config: { apiLog: false, shedding: 'report' }, schema: { summary: "This process's metrics, in Prometheus's text format", hide: true } }, async (_request, reply) => {
+  // Prometheus's text format; its `authorization` setting sends the admin key (or, without one, a full-access key) as Bearer.
+  app.get('/metrics', { config: { access: 'operator', apiLog: false, shedding: 'report' }, schema: { summary: "This process's metrics, in Prometheus's text format", hide: true } }, async (_request, reply) => {
     const { contentType, body } = await ctx.instruments.scrape();
     return reply.type(contentType).send(body);
   });
