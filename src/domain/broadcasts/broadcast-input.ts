@@ -5,6 +5,7 @@ import { findSegment } from '../../store/segments.ts';
 import { findTopic } from '../../store/topics.ts';
 import { formatMailbox, parseMailbox } from '../recipients/addresses.ts';
 import { checkSenderDomain, senderOf } from '../sending-domains/sender-domain.ts';
+import { checkQuotaLeft } from '../projects/quotas.ts';
 import { UNSCOPED_PROJECT } from '../../store/projects.ts';
 import { checkPlaceholders, checkReplyTo } from '../templates/template-input.ts';
 
@@ -57,6 +58,7 @@ export async function checkSendable(ctx: Context, row: Pick<BroadcastRow, 'segme
   await checkSegment(ctx, row.segment_id, 'segment_id');
   await existingTopicId(ctx, row.topic_id);
   await checkSenderDomain(ctx, parseMailbox(row.from, 'from').address, senderOf(UNSCOPED_PROJECT));
+  await checkQuotaLeft(ctx, UNSCOPED_PROJECT);
 }
 
 /** The fields the input gives, checked; those it leaves out are not in the answer. */

@@ -35,6 +35,7 @@ import * as warmup from './0032-warmup.ts';
 import * as dmarcReports from './0033-dmarc-reports.ts';
 import * as mtaStsTlsReports from './0034-mta-sts-tls-reports.ts';
 import * as projects from './0035-projects.ts';
+import * as projectSends from './0036-project-sends.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -73,6 +74,7 @@ const migrations: Record<string, Migration> = {
   '0033-dmarc-reports': dmarcReports,
   '0034-mta-sts-tls-reports': mtaStsTlsReports,
   '0035-projects': projects,
+  '0036-project-sends': projectSends,
 };
 
 /**
