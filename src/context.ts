@@ -6,13 +6,16 @@ import { resolveSecret } from './secrets/secret.ts';
 import { createSemaphore, type Semaphore } from './limits/semaphore.ts';
 import { createApiKeyCache, type ApiKeyCache } from './domain/api-keys/api-key-cache.ts';
 import { createDomainCache, type DomainCache } from './domain/sending-domains/domain-cache.ts';
+import { createProjectCache, type ProjectCache } from './domain/projects/project-cache.ts';
 import { createWebhookCache, type WebhookCache } from './domain/webhooks/webhook-cache.ts';
 import { createIdempotencyState, type IdempotencyState } from './domain/emails/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/api-keys/key-usage.ts';
 import { createRateBudget, type RateBudget } from './domain/api-keys/rate-limits.ts';
 import { createComposer, type Composer } from './domain/messages/compose-pool.ts';
 import { createMessageReader, type MessageReader } from './domain/receiving/message-reader.ts';
-import { createTransport, type Transport } from './delivery/transports.ts';
+import { createTransport, relayTransport, type Transport } from './delivery/transports.ts';
+import { createThrottle, type ThrottleShares } from './delivery/throttle.ts';
+import { createProjectRelays, type ProjectRelays } from './domain/projects/project-relays.ts';
 import { createStsPolicies, type StsCache } from './delivery/mta-sts.ts';
 import { createTlsSessionCounts, type TlsSessionCounts } from './domain/tls-reports/session-counts.ts';
 import { findStsPolicy, saveStsPolicy } from './store/mta-sts-policies.ts';
@@ -44,12 +47,17 @@ export interface Context {
   readonly apiKeys: ApiKeyCache;
   /** Each key's requests a second, one budget for the process: HTTP requests and SMTP submissions count alike. */
   readonly rates: RateBudget;
+  /** Projects by id, as rate limits, quotas and relays read them. */
+  readonly projects: ProjectCache;
   /** Sending domains by name, as sending reads them. */
   readonly domains: DomainCache;
   /** Webhook endpoints, as events and deliveries read them. */
   readonly webhooks: WebhookCache;
   readonly idempotency: IdempotencyState;
+  /** The install's transport (DELIVERY_MODE). */
   readonly transport: Transport;
+  /** Each project's own relay, for the projects that have one (`smtp_url`). */
+  readonly relays: ProjectRelays;
   /** The one DNS resolver (DNS_SERVERS): domain verification and MX lookups. */
   readonly dns: Resolver;
   /** Signs outgoing mail with its domain's DKIM key, parsed once per domain. */
@@ -108,6 +116,12 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     find: (domain) => findStsPolicy(db, domain),
     save: (domain, policy, expiresAt) => writer.transaction((tx) => saveStsPolicy(tx, domain, policy, clock.now(), expiresAt)),
   };
+  const shares: ThrottleShares = { windows: sharedWindows(db, 'throttle_windows'), slowdowns: sharedSlowdowns(db), log };
+  const transport = createTransport(config, clock, dns, shares, log, {
+    policies: createStsPolicies(config, dns, clock, stsCache, log),
+    record: (session) => tlsSessions.record(session),
+  });
+  const projects = createProjectCache(db);
   return {
     config,
     secret,
@@ -119,17 +133,12 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     keyUsage: createKeyUsage(writer, clock, log),
     apiKeys: createApiKeyCache(db),
     rates: createRateBudget(clock, sharedWindows(db)),
+    projects,
     domains: createDomainCache(db),
     webhooks: createWebhookCache(db),
     idempotency: createIdempotencyState(),
-    transport: createTransport(
-      config,
-      clock,
-      dns,
-      { windows: sharedWindows(db, 'throttle_windows'), slowdowns: sharedSlowdowns(db), log },
-      log,
-      { policies: createStsPolicies(config, dns, clock, stsCache, log), record: (session) => tlsSessions.record(session) },
-    ),
+    transport,
+    relays: createProjectRelays(projects, transport, secret, (smtpUrl) => relayTransport(smtpUrl, createThrottle(config.throttle, clock, shares), clock, log), log),
     dns,
     composer: createComposer(config.worker.composeThreads, secret),
     reader: createMessageReader(config),
@@ -147,6 +156,7 @@ export async function closeContext(ctx: Context): Promise<void> {
   ctx.deliveryLog.close();
   await ctx.keyUsage.close();
   ctx.transport.close();
+  ctx.relays.close();
   await ctx.tlsSessions.close();
   await ctx.composer.close();
   await ctx.reader.close();

@@ -36,6 +36,10 @@ const ERRORS = {
   invalid_idempotent_request: { status: 409, smtp: INVALID },
   concurrent_idempotent_requests: { status: 409, smtp: [451, '4.7.0'] },
   rate_limit_exceeded: { status: 429, smtp: [451, '4.7.1'] },
+  // A project's quotas (domain/projects/quotas.ts). Over SMTP a day's passes by midnight UTC, within a
+  // client's retries: 4xx keeps the message queued; a month's is 5xx, so the sender hears now.
+  daily_quota_exceeded: { status: 429, smtp: [451, '4.7.1'] },
+  monthly_quota_exceeded: { status: 429, smtp: [550, '5.7.1'] },
   internal_server_error: { status: 500, smtp: [451, '4.3.0'] },
   // The database cannot be reached or takes no writes (store/availability.ts): a pause, never a loss.
   service_unavailable: { status: 503, smtp: [451, '4.3.0'], retryAfter: 5 },
@@ -63,6 +67,8 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** HTTP headers the answer carries (a quota's `x-resend-daily-quota`, its `retry-after`). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }

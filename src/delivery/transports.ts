@@ -101,7 +101,7 @@ const RELAY_DEFAULTS = {
  * With DELIVERY_THROTTLE, the messages for a recipient domain are handed to the relay at its rate. The
  * relay's refusals are its own, not the destination's: they slow nothing down.
  */
-function relayTransport(smtpUrl: string, throttle: Throttle | undefined, clock: Clock, log: Logger): Transport {
+export function relayTransport(smtpUrl: string, throttle: Throttle | undefined, clock: Clock, log: Logger): Transport {
   const url = new URL(smtpUrl);
   for (const [name, value] of Object.entries(RELAY_DEFAULTS)) {
     if (!url.searchParams.has(name)) url.searchParams.set(name, value);

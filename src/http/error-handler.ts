@@ -105,6 +105,7 @@ export async function handleError(error: unknown, request: FastifyRequest, reply
   const appError = toAppError(error, request);
   const body = appError.toBody();
   const { retryAfter } = appError;
+  if (appError.headers) reply.headers(appError.headers);
   if (retryAfter !== undefined) reply.header('retry-after', retryAfter);
   else if (appError.status >= 500) {
     request.log.error({ err: error }, 'unexpected error');

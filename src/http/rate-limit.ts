@@ -1,5 +1,5 @@
 import rateLimit, { type FastifyRateLimitStore, type RateLimitPluginOptions } from '@fastify/rate-limit';
-import type { FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { App } from '../app.ts';
 import type { Context } from '../context.ts';
 import { effectiveRateLimit, RATE_WINDOW_MS, type RateBudget } from '../domain/api-keys/rate-limits.ts';
@@ -23,17 +23,19 @@ function storeOver(budget: RateBudget) {
 }
 
 /** Requests a second for the request's key; public and dashboard routes carry none. */
-function limitOf(ctx: Context, request: FastifyRequest): number | null {
+async function limitOf(ctx: Context, request: FastifyRequest): Promise<number | null> {
   return request.apiKey ? effectiveRateLimit(ctx, request.apiKey) : null;
 }
 
 /**
- * Limits each API key's requests a second (MAILROOM_RATE_LIMIT, or the key's own `rate_limit`) with
+ * Limits each API key's requests a second (MAILROOM_RATE_LIMIT, its project's `rate_limit`, or the key's own) with
  * @fastify/rate-limit, as Resend signals it: `ratelimit-limit`, `-remaining`, `-reset` and `-policy`
  * on every answer to a limited key, and beyond the limit 429 `rate_limit_exceeded` with `retry-after`. An
  * onRequest hook: add it after authentication's, and it decides before the body is read.
  */
 export async function limitRequestRates(app: App, ctx: Context): Promise<onRequestHookHandler> {
+  // The limit the hook found for a request, read again by the plugin.
+  const limits = new WeakMap<FastifyRequest, number>();
   const options: RateLimitPluginOptions = {
     // Not on every route: the hook below calls the limiter for limited keys only, so that requests of
     // unlimited keys, and those without one, pay one property check rather than the plugin's awaits.
@@ -41,7 +43,7 @@ export async function limitRequestRates(app: App, ctx: Context): Promise<onReque
     store: storeOver(ctx.rates),
     timeWindow: RATE_WINDOW_MS,
     keyGenerator: (request) => request.apiKey!.id,
-    max: (request) => limitOf(ctx, request)!,
+    max: (request) => limits.get(request)!,
     enableDraftSpec: true,
     errorResponseBuilder: (_request, { max, ttl }) => {
       const seconds = Math.ceil(ttl / 1000);
@@ -53,11 +55,16 @@ export async function limitRequestRates(app: App, ctx: Context): Promise<onReque
   };
   await app.register(rateLimit, options);
   const limit = app.rateLimit();
-  return (request, reply, done) => {
-    const max = limitOf(ctx, request);
-    if (max === null) return done();
+  const check = async (request: FastifyRequest, reply: FastifyReply) => {
+    const max = await limitOf(ctx, request);
+    if (max === null) return;
+    limits.set(request, max);
     // Resend's fourth header, which the plugin does not write: the limit and its window in seconds.
     reply.header('ratelimit-policy', `${max};w=${RATE_WINDOW_MS / 1000}`);
-    limit.call(app, request, reply).then(() => done(), done);
+    await limit.call(app, request, reply);
+  };
+  return (request, reply, done) => {
+    if (!request.apiKey) return done();
+    check(request, reply).then(() => done(), done);
   };
 }

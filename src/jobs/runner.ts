@@ -239,7 +239,7 @@ export class Runner {
     await this.settled(timeoutMs);
     const cutOff = [...this.inFlight.values()];
     for (const job of cutOff) this.handedBack.add(job);
-    const sends = cutOff.length > 0 ? this.ctx.transport.abort() : 0;
+    const sends = cutOff.length > 0 ? this.ctx.transport.abort() + this.ctx.relays.abort() : 0;
     try {
       await releaseJobs(this.ctx.db, this.id, cutOff.map((job) => job.id));
       await this.beating.catch(() => {}); // a beat under way would bring the row back after its delete

@@ -58,7 +58,7 @@ export function submissionServer(ctx: Context, tls: Pick<TlsPair, 'key' | 'cert'
     if (!session.user) throw smtpError(530, '5.7.0 Must issue a STARTTLS command first, then AUTH');
     const key = await ctx.apiKeys.find((session.user as SessionUser).tokenHash);
     // A deleted key is answered at the end of DATA, as when it goes during a message.
-    const limit = key && effectiveRateLimit(ctx, key);
+    const limit = key && (await effectiveRateLimit(ctx, key));
     if (!limit) return;
     const take = await ctx.rates.take(key.id, limit);
     if (take.allowed) return;

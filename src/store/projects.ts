@@ -36,6 +36,7 @@ const OWNED_TABLES = [
   'suppressions',
   'dmarc_reports',
   'domains',
+  'project_sends',
 ] as const;
 
 export async function insertProject(tx: Db | Tx, row: ProjectRow): Promise<void> {

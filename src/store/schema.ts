@@ -727,8 +727,16 @@ export interface ProjectTable {
   created_at: string;
 }
 
+/** What a project sent in a UTC day (`2026-11-29`) or month (`2026-11`), counted only while it has a quota. */
+export interface ProjectSendTable {
+  project_id: string;
+  period: string;
+  sent: number;
+}
+
 export interface Database {
   projects: ProjectTable;
+  project_sends: ProjectSendTable;
   api_keys: ApiKeyTable;
   api_logs: ApiLogTable;
   rate_limit_windows: RateLimitWindowTable;

@@ -191,7 +191,7 @@ for (const dialect of dialects) {
       // A name is unique within its project: B may have its own, and A's is A's only once.
       const own = await b.events.create({ name: 'order.placed' });
       assert.equal(own.error, null, JSON.stringify(own.error));
-      assert.notEqual(own.data!.id, id);
+      assert.notEqual(own.data.id, id);
       assert.deepEqual((await a.events.get(id)).data!.schema, { amount: 'number' }, "A's event is unchanged");
       assert.match((await a.events.create({ name: 'order.placed' })).error!.message, /already exists/);
     });

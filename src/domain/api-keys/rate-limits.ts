@@ -9,9 +9,14 @@ import { createWindowBudget, type TakeFromWindow, type WindowTake } from '../../
 /** Resend's window: a second. */
 export const RATE_WINDOW_MS = 1000;
 
-/** The requests per second `key` may make: its own rate_limit, else MAILROOM_RATE_LIMIT; null: no limit. */
-export function effectiveRateLimit(ctx: Context, key: ApiKeyRow): number | null {
-  return key.rate_limit ?? ctx.config.http.rateLimit ?? null;
+/**
+ * The requests per second `key` may make: its own rate_limit, else its project's, else
+ * MAILROOM_RATE_LIMIT; null: no limit.
+ */
+export async function effectiveRateLimit(ctx: Context, key: ApiKeyRow): Promise<number | null> {
+  if (key.rate_limit !== null) return key.rate_limit;
+  const project = await ctx.projects.find(key.project_id);
+  return project?.rate_limit ?? ctx.config.http.rateLimit ?? null;
 }
 
 export interface RateBudget {

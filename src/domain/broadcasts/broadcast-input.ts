@@ -5,6 +5,7 @@ import { findSegment } from '../../store/segments.ts';
 import { findTopic } from '../../store/topics.ts';
 import { formatMailbox, parseMailbox } from '../recipients/addresses.ts';
 import { checkSenderDomain, senderOf } from '../sending-domains/sender-domain.ts';
+import { checkQuotaLeft } from '../projects/quotas.ts';
 import { checkPlaceholders, checkReplyTo } from '../templates/template-input.ts';
 
 /** The fields of POST /broadcasts and PATCH /broadcasts/:id; null clears an optional one on update. */
@@ -56,6 +57,7 @@ export async function checkSendable(ctx: Context, project: string, row: Pick<Bro
   await checkSegment(ctx, project, row.segment_id, 'segment_id');
   await existingTopicId(ctx, project, row.topic_id);
   await checkSenderDomain(ctx, parseMailbox(row.from, 'from').address, senderOf(project));
+  await checkQuotaLeft(ctx, project);
 }
 
 /** The fields the input gives, checked; those it leaves out are not in the answer. */

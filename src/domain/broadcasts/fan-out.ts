@@ -14,6 +14,8 @@ import { newEmailRows, type NewEmail } from '../emails/new-email.ts';
 import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { eligibleRecipients } from '../recipients/policy.ts';
 import type { Value } from '../templates/render-template.ts';
+import type { ProjectRow } from '../../store/projects.ts';
+import { hasQuota, takeUpTo } from '../projects/quotas.ts';
 import { loadParsedBroadcast, renderSubject, usedPropertyKeys, type ParsedBroadcast, type Personalization } from './broadcast-render.ts';
 
 /**
@@ -132,23 +134,56 @@ function recipientRows(ctx: Context, row: broadcasts.BroadcastRow, parsed: Parse
   return { ...emailRows(written), jobs };
 }
 
+/** A fan-out stopped by its project's quota: when the quota starts over. */
+interface QuotaHold {
+  until?: number;
+}
+
 /**
- * What writes one chunk and moves the cursor past it, in one transaction; the last chunk also marks
- * the broadcast sent and drops its snapshot. The rows are made in the transaction,
- * STATEMENT_RECIPIENTS at a time, each batch just before it is inserted; making them writes nothing
- * elsewhere, so the transaction may be re-run.
+ * The part of a chunk its project's quota lets go now (projects/quotas.ts), taken in the chunk's
+ * transaction: all of it, or its recipients up to the last the quota allows, and `hold` set.
  */
-function chunkWrite(ctx: Context, row: broadcasts.BroadcastRow, parsed: ParsedBroadcast, chunk: Chunk, cursor: string | null, last: boolean): (tx: Tx) => Promise<void> {
+async function withinQuota(ctx: Context, tx: Tx, project: ProjectRow | undefined, chunk: Chunk, hold: QuotaHold): Promise<Chunk> {
+  hold.until = undefined;
+  if (!hasQuota(project)) return chunk;
+  const live = chunk.recipients.filter((r) => r.email !== null).length;
+  const { granted, resetsAt } = await takeUpTo(ctx, tx, project, live);
+  if (granted === live) return chunk;
+  hold.until = resetsAt;
+  let [kept, cut] = [0, 0];
+  for (; cut < chunk.recipients.length && (chunk.recipients[cut]!.email === null || kept < granted); cut++) if (chunk.recipients[cut]!.email !== null) kept++;
+  return { ...chunk, recipients: chunk.recipients.slice(0, cut) };
+}
+
+/**
+ * What writes one chunk (what the project's quota lets go of it) and moves the cursor past it, in one
+ * transaction; the last chunk also marks the broadcast sent and drops its snapshot. The rows are made
+ * in the transaction, STATEMENT_RECIPIENTS at a time, each batch just before it is inserted; making
+ * them writes nothing elsewhere, so the transaction may be re-run.
+ */
+function chunkWrite(
+  ctx: Context,
+  row: broadcasts.BroadcastRow,
+  parsed: ParsedBroadcast,
+  whole: Chunk,
+  from: string | null,
+  last: boolean,
+  project: ProjectRow | undefined,
+  hold: QuotaHold,
+): (tx: Tx) => Promise<void> {
   const replyTo = row.reply_to ?? [];
   const stamp: Stamp = { now: ctx.clock.now(), domain: domainOf(parseMailbox(row.from, 'from').address), replyTo };
   const at = toTimestamp(stamp.now);
   return async (tx) => {
+    const chunk = await withinQuota(ctx, tx, project, whole, hold);
     for (let i = 0; i < chunk.recipients.length; i += STATEMENT_RECIPIENTS) {
       await insertTables(tx, recipientRows(ctx, row, parsed, chunk, i, i + STATEMENT_RECIPIENTS, stamp));
     }
-    const progress = last ? { fanout_cursor: cursor, status: 'sent' as const, sent_at: at } : { fanout_cursor: cursor };
+    const cursor = chunk.recipients.at(-1)?.contact_id ?? from;
+    const finished = last && hold.until === undefined;
+    const progress = finished ? { fanout_cursor: cursor, status: 'sent' as const, sent_at: at } : { fanout_cursor: cursor };
     await broadcasts.updateBroadcastIn(tx, row.project_id, row.id, ['sending'], progress);
-    if (last) await broadcasts.deleteRecipients(tx, row.id);
+    if (finished) await broadcasts.deleteRecipients(tx, row.id);
   };
 }
 
@@ -170,14 +205,19 @@ export async function fanOut(ctx: Context, attempt: Attempt<'send-broadcast'>): 
     row = (await broadcasts.findBroadcast(ctx.db, project, broadcastId))!;
   }
   const parsed = (await loadParsedBroadcast(ctx, project, broadcastId))!;
+  const limits = await ctx.projects.find(project);
+  const hold: QuotaHold = {};
   let cursor = row.fanout_cursor;
   for (;;) {
     const chunk = await readChunk(ctx, project, parsed, cursor);
     const last = chunk.recipients.length < CHUNK_RECIPIENTS;
-    const next = chunk.recipients.at(-1)?.contact_id ?? cursor;
-    const write = chunkWrite(ctx, row, parsed, chunk, next, last);
-    if (last) return done(write);
+    const write = chunkWrite(ctx, row, parsed, chunk, cursor, last, limits, hold);
+    // Under a quota the last chunk may be held too: it is a checkpoint of its own.
+    if (last && !hasQuota(limits)) return done(write);
     if (!(await attempt.checkpoint(write))) return done();
-    cursor = next;
+    // The rest waits for the quota to start over, from the cursor the chunk left.
+    if (hold.until !== undefined) return { ending: { end: 'postpone', until: hold.until } };
+    if (last) return done();
+    cursor = chunk.recipients.at(-1)?.contact_id ?? cursor;
   }
 }

@@ -16,6 +16,7 @@ import { cancel, jobKey, jobRow, move } from '../../jobs/enqueue.ts';
 import { parseScheduledAt } from './schedule.ts';
 import { removedByRetention } from '../retention/retention.ts';
 import type { SenderKey } from '../sending-domains/sender-domain.ts';
+import { hasQuota, takeQuota } from '../projects/quotas.ts';
 
 /** The key of an email's send job. */
 export const sendJobKey = (emailId: string) => jobKey('send-email', emailId);
@@ -32,10 +33,14 @@ export function sendJob(ctx: Context, emailId: string, runAt: number) {
  */
 export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
   const rows = await emailTables(ctx, prepared);
-  if (idempotencyKey) {
+  // A project with a quota takes the emails due to go from it in the same transaction (projects/quotas.ts).
+  const project = await ctx.projects.find(prepared[0]!.email.project_id);
+  const counted = hasQuota(project) ? prepared.filter((p) => p.email.last_event !== 'failed').length : 0;
+  if (idempotencyKey || counted > 0) {
     await ctx.writer.transaction(async (tx) => {
+      if (counted > 0) await takeQuota(ctx, tx, project!, counted);
       await insertTables(tx, rows);
-      await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
+      if (idempotencyKey) await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
     });
   } else {
     await ctx.writer.insert(rows);

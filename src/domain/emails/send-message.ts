@@ -1,6 +1,6 @@
 import type { Context } from '../../context.ts';
 import { DeliveryError } from '../../delivery/smtp-send.ts';
-import type { OutgoingMessage } from '../../delivery/transports.ts';
+import type { OutgoingMessage, Transport } from '../../delivery/transports.ts';
 import type { DomainRow } from '../../store/domains.ts';
 import * as emails from '../../store/emails.ts';
 import type { EmailRow } from '../../store/emails.ts';
@@ -58,10 +58,12 @@ export async function sendMessage(ctx: Context, email: EmailRow, from: string, d
     // Kept with the outcomes: the message sent, the first recipient's when each has its own.
     const raw = raws[0]!;
     const message = { emailId: email.id, raw, domain };
-    const senders = envelopeSenders(ctx, email, from, domain, to);
-    if (!tracked && !Array.isArray(senders)) return { outcomes: await sendTo(ctx, { ...message, envelopeFrom: senders, to }), raw };
+    // The project's own relay, when it has one (projects/project-relays.ts); else the install's transport.
+    const transport = await ctx.relays.transportFor(email.project_id);
+    const senders = envelopeSenders(ctx, transport, email, from, domain, to);
+    if (!tracked && !Array.isArray(senders)) return { outcomes: await sendTo(transport, { ...message, envelopeFrom: senders, to }), raw };
     const sends = to.map((address, i) =>
-      sendTo(ctx, { ...message, raw: raws[tracked ? i : 0]!, envelopeFrom: Array.isArray(senders) ? senders[i]! : senders, to: [address] }),
+      sendTo(transport, { ...message, raw: raws[tracked ? i : 0]!, envelopeFrom: Array.isArray(senders) ? senders[i]! : senders, to: [address] }),
     );
     return { outcomes: (await Promise.all(sends)).flat(), raw };
   } finally {
@@ -73,14 +75,14 @@ export async function sendMessage(ctx: Context, email: EmailRow, from: string, d
  * MAIL FROM: in direct mode, and through a relay with RELAY_ENVELOPE_SENDER=verp, each recipient's VERP
  * address (bounces/verp.ts) so that a later bounce names it; bounces go to the return-path subdomain
  * of the sender's Mailroom domain (its records name this server), else to MAILROOM_BOUNCE_DOMAIN.
- * Through a relay otherwise, one address for all: the message's From (`sender`), or the one set.
- * Capture mode sends nothing anywhere: the From address.
+ * Through a relay otherwise, one address for all: the message's From (`sender`), or the one set (a
+ * project's own relay, which the address set is not for, the From). Capture mode sends nothing anywhere: the From address.
  */
-function envelopeSenders(ctx: Context, email: EmailRow, from: string, domain: DomainRow | undefined, to: string[]): string | string[] {
-  const { kind } = ctx.transport;
+function envelopeSenders(ctx: Context, transport: Transport, email: EmailRow, from: string, domain: DomainRow | undefined, to: string[]): string | string[] {
+  const { kind } = transport;
   const setting = ctx.config.relayEnvelopeSender;
   if (kind === 'capture') return from;
-  if (kind === 'relay' && setting !== 'verp') return setting === 'sender' ? from : setting.address;
+  if (kind === 'relay' && setting !== 'verp') return setting === 'sender' || transport !== ctx.transport ? from : setting.address;
   const host = domain ? `${domain.custom_return_path}.${domain.name}` : ctx.config.bounceDomain;
   const key = verpKey(ctx.secret);
   return to.map((address) => bounceAddress(key, email.id, address, host));
@@ -94,11 +96,11 @@ async function messageContent(ctx: Context, email: EmailRow, bytes: { attachment
   return { email, attachments, date: new Date(ctx.clock.now()) };
 }
 
-/** One SMTP transaction: what came of each recipient of `message`. */
-async function sendTo(ctx: Context, message: OutgoingMessage): Promise<Sending[]> {
+/** One SMTP transaction through `transport`: what came of each recipient of `message`. */
+async function sendTo(transport: Transport, message: OutgoingMessage): Promise<Sending[]> {
   const { to } = message;
   try {
-    const result = await ctx.transport.send(message);
+    const result = await transport.send(message);
     return to.map((address, i) => {
       const answer = result.recipients[i]!;
       if (answer.throttledUntil !== undefined) return { address, verdict: 'throttled', until: answer.throttledUntil, response: answer.response };

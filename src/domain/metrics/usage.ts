@@ -56,6 +56,6 @@ export async function getUsage(ctx: Context, key: ApiKeyRow) {
     automation_runs: { used: runs, limit: null, resets_at: new Date(nextMonth).toISOString() },
     domains: { used: rows.domains, limit: null },
     // Resend writes its one-second window '1000ms'.
-    rate_limit: { limit: effectiveRateLimit(ctx, key), duration: `${RATE_WINDOW_MS}ms` },
+    rate_limit: { limit: await effectiveRateLimit(ctx, key), duration: `${RATE_WINDOW_MS}ms` },
   };
 }

@@ -10,11 +10,10 @@ import { toTimestamp } from '../../time/clock.ts';
 import { newId } from '../../time/ids.ts';
 import { mapPage } from '../../store/paginate.ts';
 import { keyRow, newToken } from '../api-keys/api-keys.ts';
+import { SMTP_URL_PURPOSE } from './project-relays.ts';
 
 // Projects (docs/projects.md): the admin key's business alone. A project's own relay URL is sealed at
 // rest, bound to the project's id, and never answered: it may hold a password.
-
-const SMTP_URL_PURPOSE = 'project-smtp-url';
 
 export interface ProjectInput {
   name?: string;
@@ -104,6 +103,7 @@ export async function updateProject(ctx: Context, id: string, input: ProjectInpu
   const changes = changesOf(ctx, id, input);
   const found = Object.keys(changes).length === 0 ? (await store.findProject(ctx.db, id)) !== undefined : await store.updateProject(ctx.db, id, changes);
   if (!found) throw notFound('Project');
+  ctx.projects.forget(id);
   return { object: 'project' as const, id };
 }
 
@@ -127,6 +127,7 @@ export async function deleteProject(ctx: Context, id: string, force: boolean) {
   });
   if (!keys) throw notFound('Project');
   for (const key of keys) ctx.apiKeys.forget(key);
+  ctx.projects.forget(id);
   ctx.domains.clear();
   return { object: 'project' as const, id, deleted: true };
 }

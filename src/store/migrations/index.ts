@@ -37,6 +37,7 @@ import * as mtaStsTlsReports from './0034-mta-sts-tls-reports.ts';
 import * as projects from './0035-projects.ts';
 import * as adminSessions from './0036-admin-sessions.ts';
 import * as metricsByProject from './0037-metrics-by-project.ts';
+import * as projectSends from './0038-project-sends.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -77,6 +78,7 @@ const migrations: Record<string, Migration> = {
   '0035-projects': projects,
   '0036-admin-sessions': adminSessions,
   '0037-metrics-by-project': metricsByProject,
+  '0038-project-sends': projectSends,
 };
 
 /**
