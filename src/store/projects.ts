@@ -8,9 +8,6 @@ export type ProjectRow = ProjectTable;
 /** The project an install's rows went to when it took projects (migration 35), and its keys' without one. */
 export const DEFAULT_PROJECT_ID = '00000000-0000-7000-8000-000000000000';
 
-/** The project of what an area not scoped yet writes (docs/projects.md): the default one, until it is. */
-export const UNSCOPED_PROJECT = DEFAULT_PROJECT_ID;
-
 /**
  * The tables whose rows a project owns (migration 35), in the order its removal deletes them: each
  * row's children go with it (foreign keys cascade), and a domain's DMARC reports with the domain.
