@@ -1,4 +1,5 @@
 import type { Context } from '../context.ts';
+import { faultOf } from '../store/availability.ts';
 import type { Tx } from '../store/db.ts';
 import { completeHeldJob, postponeHeldJob, renewJobLock, retryHeldJob, type ClaimedJob } from '../store/jobs.ts';
 import { backoffMs, type Attempt, type Ending, type TaskDeclaration, type TaskName, type TaskResult } from './task.ts';
@@ -45,9 +46,21 @@ function endHeldJob(tx: Tx, job: ClaimedJob, workerId: string, ending: Ending, b
 
 /**
  * Commits what an attempt answered: the job's end first (the check that it is still this worker's), then
- * the task's writes, in one transaction. A job that fails for good is logged.
+ * the task's writes, in one transaction. Writes that throw (a check they repeat found the work may not
+ * go on: a quota spent meanwhile) roll back with the end; the attempt then ends as a retry, as a task
+ * that throws does. A job that fails for good is logged.
  */
 export async function finishAttempt(ctx: Context, declaration: TaskDeclaration<TaskName> | undefined, job: ClaimedJob, workerId: string, result: TaskResult): Promise<void> {
+  try {
+    await commitAttempt(ctx, declaration, job, workerId, result);
+  } catch (error) {
+    if (!result.write || faultOf(error)) throw error;
+    ctx.log.warn({ err: error, job: job.id, task: job.task, attempts: job.attempts }, 'the writes of a job failed; retrying it');
+    await commitAttempt(ctx, declaration, job, workerId, { ending: { end: 'retry', error: String(error) } });
+  }
+}
+
+async function commitAttempt(ctx: Context, declaration: TaskDeclaration<TaskName> | undefined, job: ClaimedJob, workerId: string, result: TaskResult): Promise<void> {
   const ending = declaration ? settled(result.ending, isLast(ctx, declaration, job)) : result.ending;
   const backoff = declaration?.backoffMs ?? backoffMs;
   const ended = await ctx.writer.transaction(async (tx) => {

@@ -33,9 +33,10 @@ const DOWN_RETRY_MS = 5_000;
  * Claims due jobs in small batches and runs them concurrently up to the configured limit, each an
  * attempt of its task's declaration (attempt.ts ends the job with what the task answered). It looks for
  * work when jobs are committed in this process or, on PostgreSQL, in any (store/job-notices.ts), when a
- * task finishes, when the next job falls due, and otherwise every poll interval. A task that throws is
- * retried with its backoff until its attempts run out. While it runs, the runner renews its heartbeat
- * row; the jobs of a worker whose heartbeat went stale are taken over by the next claim anywhere.
+ * task finishes, when the next job falls due, and otherwise every poll interval. A task that throws, or
+ * whose writes throw, is retried with its backoff until its attempts run out. While it runs, the runner
+ * renews its heartbeat row; the jobs of a worker whose heartbeat went stale are taken over by the next
+ * claim anywhere.
  */
 export class Runner {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;

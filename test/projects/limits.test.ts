@@ -1,8 +1,9 @@
 // A project's limits (docs/projects.md#limits): its own rate limit, its daily and monthly quotas (sends
-// refused as Resend refuses them, over the API, SMTP submission and broadcasts), and its own relay.
+// refused as Resend refuses them, over the API, SMTP submission and broadcasts; an automation's step waits), and its own relay.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Resend } from 'resend';
+import { stepJobKey } from '../../src/domain/automations/run-steps.ts';
 import { DEFAULT_PROJECT_ID } from '../../src/store/projects.ts';
 import { dialects, eventually, freePort, type TestApp } from '../support/harness.ts';
 import { startTwoProjects, type TwoProjects } from '../support/projects.ts';
@@ -211,6 +212,68 @@ for (const dialect of dialects) {
       // The new day's 3: the broadcast's last 2, and this one.
       assert.equal((await a.emails.send(email)).error, null);
       assert.equal((await a.emails.send(email)).error?.name, 'daily_quota_exceeded');
+    });
+  });
+
+  describe(`a project's quota and its automations (${dialect})`, () => {
+    let two: TwoProjects;
+    before(async () => {
+      two = await startTwoProjects(dialect, {}, { daily_quota: 1 });
+    });
+    after(() => two.t.close());
+
+    it("holds a send_email step while its run's project has no email left, and sends it the next UTC day", async () => {
+      const { t, a, b, bId } = two;
+      const template = await b.templates.create({ name: 'Receipt', from: 'Shop <shop@example.com>', subject: 'Receipt', html: '<p>thanks</p>' }).publish();
+      assert.equal(template.error, null, JSON.stringify(template.error));
+      const automation = await b.automations.create({
+        name: 'Receipts',
+        status: 'enabled',
+        steps: [
+          { key: 'start', type: 'trigger', config: { eventName: 'order' } },
+          { key: 'send', type: 'send_email', config: { template: { id: template.data.id } } },
+        ],
+        connections: [{ from: 'start', to: 'send' }],
+      });
+      assert.equal(automation.error, null, JSON.stringify(automation.error));
+      const automationId = automation.data.id;
+      /** The send step of the run of `email`'s event, once the run is there. */
+      const sendStep = (email: string) =>
+        eventually(async () => {
+          const run = (await b.automations.runs.list({ automationId })).data!.data.find((r) => (r as { email?: string }).email === email);
+          const steps = run && (await b.get<{ data: { step_id: string; key: string; status: string; output: unknown }[] }>(`/automations/${automationId}/runs/${run.id}/steps`)).data!.data;
+          return steps?.find((s) => s.key === 'send');
+        });
+
+      assert.equal((await b.events.send({ event: 'order', email: 'first@example.com' })).error, null);
+      const first = await eventually(async () => {
+        const step = await sendStep('first@example.com');
+        return step.status === 'completed' ? step : undefined;
+      });
+      assert.equal(await projectEmails(t, bId), 1);
+
+      assert.equal((await b.events.send({ event: 'order', email: 'second@example.com' })).error, null);
+      const second = await sendStep('second@example.com');
+      // It waits: its job is due again once the quota starts over, not before.
+      const job = () => t.ctx.db.selectFrom('jobs').selectAll().where('key', '=', stepJobKey(second.step_id)).executeTakeFirst();
+      await eventually(async () => {
+        const row = await job();
+        return row && row.locked_by === null && Number(row.run_at) > t.clock.now() ? row : undefined;
+      });
+      assert.equal((await sendStep('second@example.com')).status, 'pending');
+      assert.equal(await projectEmails(t, bId), 1, 'the quota spent, no email');
+      assert.equal((await b.emails.send(email)).error?.name, 'daily_quota_exceeded', 'the step took the day’s email');
+      for (let i = 0; i < 3; i++) assert.equal((await a.emails.send(email)).error, null, 'the other project sends on');
+
+      nextPeriod(t);
+      const sent = await eventually(async () => {
+        const step = await sendStep('second@example.com');
+        return step.status === 'completed' ? step : undefined;
+      });
+      assert.notEqual((sent.output as { email_id: string }).email_id, (first.output as { email_id: string }).email_id);
+      assert.equal(await projectEmails(t, bId), 2, 'each event’s email once');
+      assert.equal(await job(), undefined);
+      assert.equal((await b.emails.send(email)).error?.name, 'daily_quota_exceeded', 'the new day’s email is the step’s');
     });
   });
 

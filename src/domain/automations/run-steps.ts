@@ -20,6 +20,7 @@ import { prepareEmail, type PreparedEmail, type SendEmailInput } from '../emails
 import { enqueue, jobKey, remove } from '../../jobs/enqueue.ts';
 import { done, type Attempt, type TaskResult } from '../../jobs/task.ts';
 import { marketingPause } from '../deliverability/guards.ts';
+import { hasQuota, quotaSpentUntil, takeQuota } from '../projects/quotas.ts';
 import { domainOf, parseMailbox } from '../recipients/addresses.ts';
 import { refusedToContact } from '../recipients/policy.ts';
 import type { ConnectionType, ContactUpdateConfig, Graph, SendEmailConfig, Step, StepType } from './graph.ts';
@@ -155,12 +156,20 @@ async function sendEmailStep(ctx: Context, project: string, config: SendEmailCon
   // The guards pause the marketing mail of its domain: the step waits, and sends once resumed.
   const domain = await ctx.domains.find(domainOf(parseMailbox(prepared.email.from, 'from').address));
   if (domain && (await marketingPause(ctx, domain))) return { status: 'skipped', postponeUntil: ctx.clock.now() + ctx.config.guards.recheckMs };
+  // Its project's quota counts it as a send's (projects/quotas.ts): spent, the step waits until it starts over.
+  const quota = prepared.email.last_event !== 'failed' ? await ctx.projects.find(project) : undefined;
+  const spentUntil = hasQuota(quota) ? await quotaSpentUntil(ctx, quota) : undefined;
+  if (spentUntil !== undefined) return { status: 'skipped', postponeUntil: spentUntil };
   const rows = await emailTables(ctx, [prepared]);
   return {
     status: 'completed',
     output: { email_id: prepared.email.id },
     branch: 'default',
-    write: (tx) => insertTables(tx, rows),
+    write: async (tx) => {
+      // Spent since the check: takeQuota throws, the transaction writes nothing, and the job is retried (jobs/attempt.ts).
+      if (hasQuota(quota)) await takeQuota(ctx, tx, quota, 1);
+      await insertTables(tx, rows);
+    },
   };
 }
 

@@ -68,15 +68,27 @@ export async function takeQuota(ctx: Context, tx: Tx, project: ProjectRow, count
   }
 }
 
+/** The project's quotas with no email left now. */
+async function spentQuotas(db: Db, project: ProjectRow, quotas: Quota[]): Promise<Quota[]> {
+  const spent: Quota[] = [];
+  for (const quota of quotas) if ((await sentIn(db, project.id, quota.period)) >= quota.limit) spent.push(quota);
+  return spent;
+}
+
+/** When a project with a quota spent may send again (the last of its spent quotas to start over); undefined while it may send. */
+export async function quotaSpentUntil(ctx: Context, project: ProjectRow): Promise<number | undefined> {
+  const spent = await spentQuotas(ctx.db, project, quotasOf(project, ctx.clock.now()));
+  return spent.length === 0 ? undefined : Math.max(...spent.map((quota) => quota.resetsAt));
+}
+
 /** Refuses what would send more (a broadcast's send) while the project has no email left of a quota, as a send would be refused. */
 export async function checkQuotaLeft(ctx: Context, projectId: string): Promise<void> {
   const project = await ctx.projects.find(projectId);
   if (!hasQuota(project)) return;
   const now = ctx.clock.now();
   const quotas = quotasOf(project, now);
-  for (const quota of quotas) {
-    if ((await sentIn(ctx.db, project.id, quota.period)) >= quota.limit) throw await quotaExceeded(ctx.db, project, quotas, quota, 1, now);
-  }
+  const [over] = await spentQuotas(ctx.db, project, quotas);
+  if (over) throw await quotaExceeded(ctx.db, project, quotas, over, 1, now);
 }
 
 /**
