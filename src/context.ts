@@ -7,6 +7,7 @@ import { createSemaphore, type Semaphore } from './limits/semaphore.ts';
 import { createApiKeyCache, type ApiKeyCache } from './domain/api-keys/api-key-cache.ts';
 import { createDomainCache, type DomainCache } from './domain/sending-domains/domain-cache.ts';
 import { createProjectCache, type ProjectCache } from './domain/projects/project-cache.ts';
+import { createAdminKeyCache, type AdminKeyCache } from './domain/projects/admin-key-cache.ts';
 import { createWebhookCache, type WebhookCache } from './domain/webhooks/webhook-cache.ts';
 import { createIdempotencyState, type IdempotencyState } from './domain/emails/idempotency.ts';
 import { createKeyUsage, type KeyUsage } from './domain/api-keys/key-usage.ts';
@@ -45,6 +46,8 @@ export interface Context {
   readonly keyUsage: KeyUsage;
   /** API keys by token hash, as authentication reads them. */
   readonly apiKeys: ApiKeyCache;
+  /** The admin keys of admin_keys, as authentication reads them (MAILROOM_ADMIN_KEY is the config's). */
+  readonly adminKeys: AdminKeyCache;
   /** Each key's requests a second, one budget for the process: HTTP requests and SMTP submissions count alike. */
   readonly rates: RateBudget;
   /** Projects by id, as rate limits, quotas and relays read them. */
@@ -132,6 +135,7 @@ export async function createContext(config: Config, options: { clock?: Clock; lo
     log,
     keyUsage: createKeyUsage(writer, clock, log),
     apiKeys: createApiKeyCache(db),
+    adminKeys: createAdminKeyCache(db),
     rates: createRateBudget(clock, sharedWindows(db)),
     projects,
     domains: createDomainCache(db),

@@ -130,7 +130,7 @@ export function dashboardRoutes(app: App, ctx: Context): void {
 <button type="submit">Sign in</button>
 </form>
 <p>The key printed when Mailroom first started, or any full-access key: <code>npm run keys -- create --name me</code> makes one.
-The admin key (<code>MAILROOM_ADMIN_KEY</code>) signs in to the projects.</p>`;
+An admin key (<code>MAILROOM_ADMIN_KEY</code>, or one made with <code>npm run keys -- create --admin</code>) signs in to the projects.</p>`;
         return reply.status(status).type(HTML).send(page('Sign in', content, { narrow: true }));
       };
 

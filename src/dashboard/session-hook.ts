@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
 import { findSession, type Session, type SignedIn } from '../domain/api-keys/dashboard-sessions.ts';
+import { hasAdminKey } from '../domain/projects/admin-key.ts';
 import { readCookie, SESSION_COOKIE, type CookieKey } from './cookies.ts';
 import { html } from './html.ts';
 import { page as layout } from './layout.ts';
@@ -10,8 +11,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * What a dashboard route needs of its session: a project to show (the default; an admin's session
-     * has one once it picks one), the admin key's session (the projects pages), or any session.
-     * `operator`: the whole install's figures, every project's: the admin's session when the install
+     * has one once it picks one), an admin key's session (the projects pages), or any session.
+     * `operator`: the whole install's figures, every project's: an admin's session when the install
      * has an admin key, else any.
      */
     needs?: 'project' | 'admin' | 'operator' | 'any';
@@ -55,9 +56,9 @@ export function sessionHooks(ctx: Context, key: CookieKey) {
       }
       request.signedIn = found;
       request.session = found.projectId === null ? null : { ...found, projectId: found.projectId };
-      if ((needs === 'admin' || (needs === 'operator' && ctx.config.adminKey !== undefined)) && !found.admin) {
+      if ((needs === 'admin' || (needs === 'operator' && (await hasAdminKey(ctx)))) && !found.admin) {
         const does = needs === 'admin' ? 'manages projects' : 'sees the whole install’s figures';
-        const content = html`<p>Only the admin key (MAILROOM_ADMIN_KEY) ${does}.</p><p><a href="/dashboard">Back to the dashboard</a></p>`;
+        const content = html`<p>Only an admin key (MAILROOM_ADMIN_KEY, or one made with <code>npm run keys -- create --admin</code>) ${does}.</p><p><a href="/dashboard">Back to the dashboard</a></p>`;
         return reply.status(403).type(HTML).send(layout('Not allowed', content, { csrfToken: found.csrfToken }));
       }
       if (needs === 'project' && !request.session) {

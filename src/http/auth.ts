@@ -1,16 +1,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
 import { hashToken } from '../domain/api-keys/api-keys.ts';
-import { isAdminKey } from '../domain/projects/admin-key.ts';
+import { hasAdminKey, isAdminKey } from '../domain/projects/admin-key.ts';
 import type { ApiKeyRow } from '../store/api-keys.ts';
 import { AppError } from '../errors.ts';
 import type { ClientLimits } from './client-limits.ts';
 
 /**
  * Who may call a route: anyone, any key (sending routes), a full-access key (the default), a
- * dashboard session (dashboard/session-hook.ts checks it, not the API key), the admin key alone
- * (MAILROOM_ADMIN_KEY: projects), or the operator (the whole install's figures: the admin key when
- * there is one, for they count every project's work; else a full-access key).
+ * dashboard session (dashboard/session-hook.ts checks it, not the API key), an admin key alone
+ * (MAILROOM_ADMIN_KEY or one of `npm run keys -- create --admin`: projects), or the operator (the whole
+ * install's figures: an admin key when the install has one, for they count every project's work; else
+ * a full-access key).
  */
 export type Access = 'public' | 'sending' | 'full' | 'dashboard' | 'admin' | 'operator';
 
@@ -56,29 +57,32 @@ export function projectOf(request: FastifyRequest): string {
   return request.apiKey.project_id;
 }
 
-/** The operator's credential (access `operator`): the admin key when the install has one, else a full-access key. */
+/** The operator's credential (access `operator`): an admin key when the install has one, else a full-access key. */
 export async function checkOperator(ctx: Context, authorization: string | undefined): Promise<void> {
-  if (ctx.config.adminKey === undefined) await keyFor(ctx, authorization, 'full');
-  else await checkAdminKey(ctx, authorization, 'reads the whole install’s metrics');
+  if (await hasAdminKey(ctx)) await checkAdminKey(ctx, authorization, 'reads the whole install’s metrics');
+  else await keyFor(ctx, authorization, 'full');
 }
 
-/** Only MAILROOM_ADMIN_KEY does `what`; a project's key is refused as restricted, as a sending key is elsewhere. */
+/** Only an admin key does `what`; a project's key is refused as restricted, as a sending key is elsewhere. */
 async function checkAdminKey(ctx: Context, authorization: string | undefined, what: string): Promise<void> {
   const token = bearerToken(authorization);
   if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
-  if (isAdminKey(ctx, token)) return;
+  if (await isAdminKey(ctx, token)) return;
   if (!(await ctx.apiKeys.find(hashToken(token)))) throw new AppError('invalid_api_key', 'API key is invalid.');
-  throw new AppError('restricted_api_key', `Only the admin key (MAILROOM_ADMIN_KEY) ${what}.`);
+  throw new AppError('restricted_api_key', `Only an admin key (MAILROOM_ADMIN_KEY, or one made with \`npm run keys -- create --admin\`) ${what}.`);
 }
 
 /** The key an `Authorization: Bearer <token>` header names, if it may call a route of `access`; else why not. */
 export async function keyFor(ctx: Context, authorization: string | undefined, access: 'sending' | 'full'): Promise<ApiKeyRow> {
   const token = bearerToken(authorization);
   if (token === undefined) throw new AppError('missing_api_key', 'Missing API key in the authorization header.');
-  // The admin key belongs to no project: it reads none (docs/projects.md).
-  if (isAdminKey(ctx, token)) throw new AppError('restricted_api_key', 'The admin key manages projects only (/projects); use a project’s key.');
   const key = await ctx.apiKeys.find(hashToken(token));
-  if (!key) throw new AppError('invalid_api_key', 'API key is invalid.');
+  if (!key) {
+    // An admin key belongs to no project: it reads none (docs/projects.md). Looked for only once no
+    // project's key matched, so that a project key's request costs no query more.
+    if (await isAdminKey(ctx, token)) throw new AppError('restricted_api_key', 'An admin key manages projects only (/projects); use a project’s key.');
+    throw new AppError('invalid_api_key', 'API key is invalid.');
+  }
   if (access === 'full' && key.permission !== 'full_access') {
     throw new AppError('restricted_api_key', 'This API key is restricted to only send emails.');
   }

@@ -27,11 +27,11 @@ export async function describeRoutes(app: App, publicUrl: string): Promise<void>
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key of a project: the key decides the project' },
-          adminKey: { type: 'http', scheme: 'bearer', description: 'MAILROOM_ADMIN_KEY: the /projects routes alone' },
+          adminKey: { type: 'http', scheme: 'bearer', description: 'An admin key (MAILROOM_ADMIN_KEY, or one made with `npm run keys -- create --admin`): the /projects routes alone' },
         },
       },
       security: [{ bearerAuth: [] }],
-      tags: [{ name: 'Mailroom: projects', description: 'Mailroom’s own routes, not Resend’s: projects, for MAILROOM_ADMIN_KEY alone (docs/projects.md)' }],
+      tags: [{ name: 'Mailroom: projects', description: 'Mailroom’s own routes, not Resend’s: projects, for an admin key alone (docs/projects.md)' }],
     },
     // Shared schemas appear under their own names (`#/components/schemas/ErrorBody`), not `def-0`.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },

@@ -7,16 +7,24 @@ export async function insertAdminSession(db: Db | Tx, row: AdminSessionRow): Pro
   await db.insertInto('admin_sessions').values(row).execute();
 }
 
-/** The live admin session whose token hashes to `tokenHash`, signed in with the admin key hashing to `adminKeyHash`; with its project's name. */
-export async function findLiveAdminSession(db: Db, tokenHash: string, adminKeyHash: string, now: number) {
+/**
+ * The live admin session whose token hashes to `tokenHash`, with its project's name: signed in with an
+ * admin key that still is one, MAILROOM_ADMIN_KEY (hashing to `configuredKeyHash`) or a row of admin_keys.
+ */
+export async function findLiveAdminSession(db: Db, tokenHash: string, configuredKeyHash: string | undefined, now: number) {
   return db
     .selectFrom('admin_sessions')
     .leftJoin('projects', 'projects.id', 'admin_sessions.project_id')
     .selectAll('admin_sessions')
     .select('projects.name as project_name')
     .where('admin_sessions.token_hash', '=', tokenHash)
-    .where('admin_sessions.admin_key_hash', '=', adminKeyHash)
     .where('admin_sessions.expires_at', '>', now)
+    .where((eb) =>
+      eb.or([
+        ...(configuredKeyHash === undefined ? [] : [eb('admin_sessions.admin_key_hash', '=', configuredKeyHash)]),
+        eb.exists(eb.selectFrom('admin_keys').select('admin_keys.id').whereRef('admin_keys.token_hash', '=', 'admin_sessions.admin_key_hash')),
+      ]),
+    )
     .executeTakeFirst();
 }
 

@@ -554,11 +554,19 @@ export interface DashboardSessionTable {
   expires_at: number;
 }
 
-/** The admin key's dashboard sessions (MAILROOM_ADMIN_KEY is no row of api_keys). */
+/** Admin keys made with `npm run keys -- create --admin`: admin credentials as MAILROOM_ADMIN_KEY is, of no project. */
+export interface AdminKeyTable {
+  id: string;
+  name: string;
+  token_hash: string;
+  created_at: string;
+}
+
+/** The admin keys' dashboard sessions (an admin key is no row of api_keys). */
 export interface AdminSessionTable {
   id: string;
   token_hash: string;
-  /** SHA-256 of the admin key it signed in with: once MAILROOM_ADMIN_KEY changes, the session is over. */
+  /** SHA-256 of the admin key it signed in with: once MAILROOM_ADMIN_KEY changes, or that admin key is deleted, the session is over. */
   admin_key_hash: string;
   /** The project it browses (the dashboard's switcher); null on the projects list. */
   project_id: string | null;
@@ -762,6 +770,7 @@ export interface Database {
   received_attachments: ReceivedAttachmentTable;
   settings: SettingTable;
   dashboard_sessions: DashboardSessionTable;
+  admin_keys: AdminKeyTable;
   admin_sessions: AdminSessionTable;
   jobs: JobTable;
   workers: WorkerTable;

@@ -3,6 +3,7 @@
 // except the routes that declare themselves public or open to sending-access keys.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createAdminKey, deleteAdminKey } from '../../src/domain/projects/admin-key.ts';
 import { startApp, type TestApp } from '../support/harness.ts';
 
 const SOME_ID = '0192e3a4-1111-7000-8000-000000000000';
@@ -17,7 +18,7 @@ interface Credential {
   authorization: string | undefined;
   /** The refusal every route but the public ones gives, or undefined when the access level decides. */
   refusal?: { status: number; name: string };
-  /** MAILROOM_ADMIN_KEY: the projects' routes and no other. */
+  /** An admin key (MAILROOM_ADMIN_KEY, or one of `npm run keys -- create --admin`): the projects' routes and no other. */
   admin?: boolean;
 }
 
@@ -31,6 +32,9 @@ describe('authorization of every route', () => {
     const deleted = await t.resend.apiKeys.create({ name: 'deleted' });
     await t.resend.apiKeys.remove(deleted.data!.id);
     const sending = await t.resend.apiKeys.create({ name: 'sending', permission: 'sending_access' });
+    const adminKey = await createAdminKey(t.ctx, 'matrix');
+    const deletedAdmin = await createAdminKey(t.ctx, 'deleted');
+    await deleteAdminKey(t.ctx, deletedAdmin.id);
     credentials = [
       { name: 'no key', authorization: undefined, refusal: { status: 401, name: 'missing_api_key' } },
       { name: 'a malformed header', authorization: 'Basic dXNlcjpwYXNz', refusal: { status: 401, name: 'missing_api_key' } },
@@ -38,6 +42,8 @@ describe('authorization of every route', () => {
       { name: 'a deleted key', authorization: `Bearer ${deleted.data!.token}`, refusal: { status: 403, name: 'invalid_api_key' } },
       { name: 'a sending-access key', authorization: `Bearer ${sending.data!.token}` },
       { name: 'the admin key', authorization: `Bearer ${ADMIN_KEY}`, admin: true },
+      { name: 'an admin key of the keys command', authorization: `Bearer ${adminKey.token}`, admin: true },
+      { name: 'a deleted admin key', authorization: `Bearer ${deletedAdmin.token}`, refusal: { status: 403, name: 'invalid_api_key' } },
     ];
   });
   after(() => t.close());

@@ -20,7 +20,7 @@ export function newToken(): string {
   return `re_${randomBytes(30).toString('base64url')}`;
 }
 
-function checkName(name: string | undefined): string {
+export function checkName(name: string | undefined): string {
   if (name === undefined) throw missingField('name');
   if (name.length > 50) throw new AppError('validation_error', 'Invalid `name` field: must be at most 50 characters.');
   return name;

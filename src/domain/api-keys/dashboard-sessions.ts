@@ -10,8 +10,8 @@ import { hashToken } from './api-keys.ts';
 
 // Dashboard sessions: a full-access API key, given once at sign-in, becomes a session held by the
 // server; the browser keeps only a random token (in a signed, HttpOnly cookie) whose hash finds it.
-// The admin key (MAILROOM_ADMIN_KEY) signs in too: its session manages projects, and browses the one
-// it picks with the switcher (docs/projects.md).
+// An admin key (MAILROOM_ADMIN_KEY, or one of admin_keys) signs in too: its session manages projects,
+// and browses the one it picks with the switcher (docs/projects.md).
 
 /** How long a sign-in lasts. */
 export const SESSION_MS = 12 * 3600_000;
@@ -19,7 +19,7 @@ export const SESSION_MS = 12 * 3600_000;
 /** A session browsing a project: every page shows this project's data only. */
 export interface Session {
   id: string;
-  /** The key it signed in with; null for the admin key, which is no row of api_keys. */
+  /** The key it signed in with; null for an admin key, which is no row of api_keys. */
   apiKeyId: string | null;
   /** The project of its key, or the one the admin picked. */
   projectId: string;
@@ -37,14 +37,14 @@ export type SignedIn = Omit<Session, 'projectId'> & { projectId: string | null }
 
 const randomToken = () => randomBytes(32).toString('base64url');
 
-/** Signs in with an API key or the admin key: a new session and the token for its cookie. Only full-access keys sign in. */
+/** Signs in with an API key or an admin key: a new session and the token for its cookie. Only full-access keys sign in. */
 export async function signIn(ctx: Context, apiKey: string): Promise<{ token: string; session: SignedIn }> {
   const given = apiKey.trim();
   const now = ctx.clock.now();
   const token = randomToken();
   const base = { id: newId(), token_hash: hashToken(token), csrf_token: randomToken(), created_at: now, expires_at: now + SESSION_MS };
   const session = { id: base.id, csrfToken: base.csrf_token, expiresAt: base.expires_at };
-  if (given !== '' && isAdminKey(ctx, given)) {
+  if (given !== '' && (await isAdminKey(ctx, given))) {
     await ctx.writer.transaction(async (tx) => {
       await purgeExpiredAdminSessions(tx, now);
       await insertAdminSession(tx, { ...base, admin_key_hash: hashToken(given), project_id: null });
@@ -62,13 +62,14 @@ export async function signIn(ctx: Context, apiKey: string): Promise<{ token: str
   return { token, session: { ...session, apiKeyId: key.id, projectId: key.project_id, admin: false, projectName: null } };
 }
 
-/** The live session of a cookie's token, if any (ended by sign-out, expiry, its key's deletion, or a changed admin key). */
+/** The live session of a cookie's token, if any (ended by sign-out, expiry, its key's deletion, a changed MAILROOM_ADMIN_KEY or a deleted admin key). */
 export async function findSession(ctx: Context, token: string): Promise<SignedIn | undefined> {
   const now = ctx.clock.now();
   const tokenHash = hashToken(token);
   const row = await findLiveSession(ctx.db, tokenHash, now);
   if (row) return { id: row.id, apiKeyId: row.api_key_id, projectId: row.project_id, admin: false, projectName: null, csrfToken: row.csrf_token, expiresAt: row.expires_at };
-  const admin = ctx.config.adminKey === undefined ? undefined : await findLiveAdminSession(ctx.db, tokenHash, hashToken(ctx.config.adminKey), now);
+  const configured = ctx.config.adminKey === undefined ? undefined : hashToken(ctx.config.adminKey);
+  const admin = await findLiveAdminSession(ctx.db, tokenHash, configured, now);
   return (
     admin && { id: admin.id, apiKeyId: null, projectId: admin.project_id, admin: true, projectName: admin.project_name, csrfToken: admin.csrf_token, expiresAt: admin.expires_at }
   );
@@ -76,7 +77,7 @@ export async function findSession(ctx: Context, token: string): Promise<SignedIn
 
 /** The switcher: the admin's session browses project `projectId` from now on (null: none, back to the list). */
 export async function switchProject(ctx: Context, session: SignedIn, projectId: string | null): Promise<void> {
-  if (!session.admin) throw new AppError('restricted_api_key', 'Only the admin key switches projects.');
+  if (!session.admin) throw new AppError('restricted_api_key', 'Only an admin key switches projects.');
   const found = await ctx.writer.transaction((tx) => setAdminSessionProject(tx, session.id, projectId));
   if (!found) throw notFound('Project');
 }

@@ -1,9 +1,38 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Context } from '../../context.ts';
-import { hashToken } from '../api-keys/api-keys.ts';
+import { toTimestamp } from '../../time/clock.ts';
+import { newId } from '../../time/ids.ts';
+import { deleteAdminKey as deleteAdminKeyRow, insertAdminKey } from '../../store/admin-keys.ts';
+import { checkName, hashToken, newToken } from '../api-keys/api-keys.ts';
 
-/** Whether `token` is MAILROOM_ADMIN_KEY, compared in constant time (through the hashes: equal lengths). */
-export function isAdminKey(ctx: Context, token: string): boolean {
-  const admin = ctx.config.adminKey;
-  return admin !== undefined && timingSafeEqual(Buffer.from(hashToken(token), 'hex'), Buffer.from(hashToken(admin), 'hex'));
+// The admin keys (docs/projects.md): MAILROOM_ADMIN_KEY, and those made with `npm run keys -- create
+// --admin` (admin_keys). Each manages projects and reads no project's data.
+
+type AdminKeys = Pick<Context, 'config' | 'adminKeys'>;
+
+/** Whether `token` is an admin key: MAILROOM_ADMIN_KEY (compared in constant time, through the hashes) or one of admin_keys. */
+export async function isAdminKey(ctx: AdminKeys, token: string): Promise<boolean> {
+  const configured = ctx.config.adminKey;
+  const hashed = hashToken(token);
+  if (configured !== undefined && timingSafeEqual(Buffer.from(hashed, 'hex'), Buffer.from(hashToken(configured), 'hex'))) return true;
+  return ctx.adminKeys.has(hashed);
+}
+
+/** Whether the install has an admin key: then the operator's figures answer to one alone. */
+export async function hasAdminKey(ctx: AdminKeys): Promise<boolean> {
+  if (ctx.config.adminKey !== undefined) return true;
+  return ctx.adminKeys.any();
+}
+
+/** Creates an admin key and returns its token, the only time the token is ever shown. */
+export async function createAdminKey(ctx: Pick<Context, 'db' | 'clock'>, name: string | undefined): Promise<{ id: string; token: string }> {
+  const token = newToken();
+  const row = { id: newId(), name: checkName(name), token_hash: hashToken(token), created_at: toTimestamp(ctx.clock.now()) };
+  await insertAdminKey(ctx.db, row);
+  return { id: row.id, token };
+}
+
+/** Deletes an admin key, which ends its dashboard sessions; false when there is none. */
+export async function deleteAdminKey(ctx: Pick<Context, 'db'>, id: string): Promise<boolean> {
+  return deleteAdminKeyRow(ctx.db, id);
 }

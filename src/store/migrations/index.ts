@@ -38,6 +38,7 @@ import * as projects from './0035-projects.ts';
 import * as adminSessions from './0036-admin-sessions.ts';
 import * as metricsByProject from './0037-metrics-by-project.ts';
 import * as projectSends from './0038-project-sends.ts';
+import * as adminKeys from './0039-admin-keys.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -79,6 +80,7 @@ const migrations: Record<string, Migration> = {
   '0036-admin-sessions': adminSessions,
   '0037-metrics-by-project': metricsByProject,
   '0038-project-sends': projectSends,
+  '0039-admin-keys': adminKeys,
 };
 
 /**
