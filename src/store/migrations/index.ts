@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration } from 'kysely';
+import { Migrator, sql, type DatabaseIntrospector, type Kysely, type Migration } from 'kysely';
 import { isPostgres } from '../db.ts';
 import * as init from './0001-init.ts';
 import * as idempotency from './0002-idempotency.ts';
@@ -93,7 +93,38 @@ export async function migrate(db: Kysely<any>, target?: string): Promise<void> {
   const schema = isPostgres(db)
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema
     : undefined;
-  const migrator = new Migrator({ db, migrationTableSchema: schema, provider: { getMigrations: async () => migrations } });
+  const migrator = new Migrator({
+    db: schema === undefined ? db : withSchemaIntrospection(db),
+    migrationTableSchema: schema,
+    provider: { getMigrations: async () => migrations },
+  });
   const { error } = await (target === undefined ? migrator.migrateToLatest() : migrator.migrateTo(target));
   if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+}
+
+/**
+ * `db` whose introspection lists the tables of the connection's schema alone. Kysely's own reads every
+ * schema and checks each one's privilege by name, so a schema dropped during that read (another tenant's,
+ * another test's) fails the migration with 3F000.
+ */
+function withSchemaIntrospection(db: Kysely<any>): Kysely<any> {
+  const introspection: DatabaseIntrospector = {
+    getSchemas: async () => (await sql<{ name: string }>`select current_schema() as name`.execute(db)).rows,
+    getTables: async () => {
+      const { rows } = await sql<{ name: string; schema: string }>`
+        select c.relname as name, n.nspname as schema from pg_catalog.pg_class c
+        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = current_schema() and c.relkind in ('r', 'p')`.execute(db);
+      return rows.map((row) => ({ ...row, isView: false, columns: [] }));
+    },
+    getMetadata: async () => ({ tables: await introspection.getTables() }),
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'introspection') return introspection;
+      const value: unknown = Reflect.get(target, property, target);
+      // Kysely's methods read private fields, so they run on the instance itself, not on the proxy.
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
