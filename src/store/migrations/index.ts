@@ -39,6 +39,7 @@ import * as adminSessions from './0036-admin-sessions.ts';
 import * as metricsByProject from './0037-metrics-by-project.ts';
 import * as projectSends from './0038-project-sends.ts';
 import * as adminKeys from './0039-admin-keys.ts';
+import * as lz4Bodies from './0040-lz4-bodies.ts';
 
 // Forward-only, in order. Registered here explicitly rather than read from the folder at run time.
 const migrations: Record<string, Migration> = {
@@ -81,6 +82,7 @@ const migrations: Record<string, Migration> = {
   '0037-metrics-by-project': metricsByProject,
   '0038-project-sends': projectSends,
   '0039-admin-keys': adminKeys,
+  '0040-lz4-bodies': lz4Bodies,
 };
 
 /**

@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module';
-import pg from 'pg';
 
 // A statement with its parameters written in as literals, so that several can go in one simple-query
 // message (which takes no parameters): write-behind.ts.
@@ -11,7 +10,18 @@ const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { 
 function literal(value: unknown): string {
   const prepared = prepareValue(value);
   if (prepared === null) return 'NULL';
-  return pg.escapeLiteral(Buffer.isBuffer(prepared) ? `\\x${prepared.toString('hex')}` : prepared);
+  // bytea's hex form has no quote in it, and nothing to scan: a message as sent is tens of kilobytes.
+  if (Buffer.isBuffer(prepared)) return ` E'\\\\x${prepared.toString('hex')}'`;
+  return quoted(prepared);
+}
+
+/**
+ * pg.escapeLiteral's literal (quotes doubled; backslashes doubled under E'' when there are any), made
+ * with whole-string replaces: pg's adds one character at a time, a rope the socket write must flatten.
+ */
+function quoted(text: string): string {
+  const inner = text.replaceAll("'", "''");
+  return text.includes('\\') ? ` E'${inner.replaceAll('\\', '\\\\')}'` : `'${inner}'`;
 }
 
 /**
