@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { eventually, startApp, type TestApp } from '../support/harness.ts';
 
 // On PostgreSQL, bodies and messages compress with lz4 where the server has it (migration 0040): pglz
-// cost the server a sixth of its CPU on the send path.
+// cost the server 6% of its CPU on the send path.
 
 describe('bodies compressed with lz4 (postgres)', { skip: !process.env.TEST_DATABASE_URL }, () => {
   let t: TestApp;
