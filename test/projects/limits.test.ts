@@ -91,13 +91,18 @@ for (const dialect of dialects) {
       const { t, a, b, bId } = two;
       const client = submissionClient(submission.port, two.bToken);
       try {
-        assert.equal((await b.emails.send(email)).error, null);
+        const first = await b.emails.send(email);
+        assert.equal(first.error, null);
+        assert.equal(first.headers?.['x-resend-daily-quota'], '1', 'a send answers with what is used of the quota');
+        assert.equal(first.headers?.['x-resend-monthly-quota'], undefined, 'and only of the quotas the project has');
         assert.ok(idOf((await client.sendMail({ ...email, to: 'smtp@example.com' })).response), 'the 2nd, over SMTP');
         // A batch that would pass the quota is refused whole.
         const tooMany = await b.batch.send([email, email]);
         assert.deepEqual([tooMany.error?.statusCode, tooMany.error?.name], [429, 'daily_quota_exceeded']);
         assert.equal(await projectEmails(t, bId), 2, 'nothing of the refused batch was stored');
-        assert.equal((await b.batch.send([email])).error, null, 'the 3rd, in a batch');
+        const third = await b.batch.send([email]);
+        assert.equal(third.error, null, 'the 3rd, in a batch');
+        assert.equal(third.headers?.['x-resend-daily-quota'], '3');
 
         const refused = await b.emails.send(email);
         assert.deepEqual([refused.error?.statusCode, refused.error?.name], [429, 'daily_quota_exceeded']);
@@ -116,6 +121,7 @@ for (const dialect of dialects) {
 
         // The other project is not counted against it.
         for (let i = 0; i < 5; i++) assert.equal((await a.emails.send(email)).error, null);
+        assert.equal((await a.emails.send(email)).headers?.['x-resend-daily-quota'], undefined, 'a project without a quota is not counted');
         assert.equal((await a.batch.send([email, email])).error, null);
 
         nextPeriod(t);
@@ -134,7 +140,10 @@ for (const dialect of dialects) {
       const send = () => b.emails.send(email, { idempotencyKey: 'once' });
       const first = await send();
       assert.equal(first.error, null);
-      assert.equal((await send()).data?.id, first.data.id);
+      assert.equal(first.headers?.['x-resend-daily-quota'], '1');
+      const replay = await send();
+      assert.equal(replay.data?.id, first.data.id);
+      assert.equal(replay.headers?.['x-resend-daily-quota'], undefined, 'a replay takes nothing of the quota');
       assert.equal((await b.batch.send([email, email])).error, null, 'two more fit: the replay took nothing');
     });
   });
@@ -158,7 +167,9 @@ for (const dialect of dialects) {
         // Early in a month, so that the next day is in the same month.
         const now = new Date(t.clock.now());
         t.advance(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1, 12) - t.clock.now());
-        assert.equal((await b.batch.send([email, email])).error, null);
+        const both = await b.batch.send([email, email]);
+        assert.equal(both.error, null);
+        assert.deepEqual([both.headers?.['x-resend-monthly-quota'], both.headers?.['x-resend-daily-quota']], ['2', '2']);
         const refused = await b.emails.send(email);
         assert.deepEqual([refused.error?.statusCode, refused.error?.name], [429, 'monthly_quota_exceeded']);
         assert.deepEqual([refused.headers?.['x-resend-monthly-quota'], refused.headers?.['x-resend-daily-quota']], ['2', '2']);

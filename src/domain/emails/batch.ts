@@ -2,7 +2,7 @@ import type { Context } from '../../context.ts';
 import { AppError } from '../../errors.ts';
 import type { SendEmailInput } from './email-input.ts';
 import { prepareEmail, type PreparedEmail } from './email-input.ts';
-import { storeEmails } from './emails.ts';
+import { storeEmails, type SendHeaders } from './emails.ts';
 import type { SenderKey } from '../sending-domains/sender-domain.ts';
 import { runIdempotent, type IdempotentRequest } from './idempotency.ts';
 
@@ -42,7 +42,7 @@ async function prepareEntry(ctx: Context, entry: BatchEntry, index: number, key:
  * POST /emails/batch: every entry is checked as POST /emails checks it, and all accepted emails with
  * their jobs are committed in one transaction. Strict: the first invalid entry fails the request and
  * nothing is stored; `data[i]` answers entry i. Permissive: the valid entries are stored and each
- * invalid one is reported in `errors` with its index.
+ * invalid one is reported in `errors` with its index. `headers` gets the quota headers, as for POST /emails.
  */
 export async function sendBatch(
   ctx: Context,
@@ -50,6 +50,7 @@ export async function sendBatch(
   validation: BatchValidation,
   key: SenderKey,
   idempotent?: IdempotentRequest,
+  headers: SendHeaders = {},
 ): Promise<BatchResult> {
   return runIdempotent(ctx, idempotent, async (record) => {
     const prepared: PreparedEmail[] = [];
@@ -64,7 +65,7 @@ export async function sendBatch(
     }
     const data = prepared.map((p) => ({ id: p.email.id }));
     const response: BatchResult = validation === 'strict' ? { data } : { data, errors };
-    if (prepared.length > 0) await storeEmails(ctx, prepared, record?.(response));
+    if (prepared.length > 0) Object.assign(headers, await storeEmails(ctx, prepared, record?.(response)));
     return response;
   });
 }

@@ -26,25 +26,29 @@ export function sendJob(ctx: Context, emailId: string, runAt: number) {
   return jobRow(ctx, 'send-email', { email_id: emailId }, { key: sendJobKey(emailId), runAt });
 }
 
+/** Headers a send answers with besides its body: Resend's quota headers, when its project has a quota. */
+export type SendHeaders = Record<string, string>;
+
 /**
  * Stores prepared emails and their send jobs in one transaction (the outbox): once this returns,
  * every email is on disk with the job that will deliver it. An email that failed at acceptance (no
- * recipient its topic allows) gets no job.
+ * recipient its topic allows) gets no job. Resolves with the quota headers, if any.
  */
-export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<void> {
+export async function storeEmails(ctx: Context, prepared: PreparedEmail[], idempotencyKey?: IdempotencyKeyRow): Promise<SendHeaders> {
   const rows = await emailTables(ctx, prepared);
   // A project with a quota takes the emails due to go from it in the same transaction (projects/quotas.ts).
   const project = await ctx.projects.find(prepared[0]!.email.project_id);
   const counted = hasQuota(project) ? prepared.filter((p) => p.email.last_event !== 'failed').length : 0;
-  if (idempotencyKey || counted > 0) {
-    await ctx.writer.transaction(async (tx) => {
-      if (counted > 0) await takeQuota(ctx, tx, project!, counted);
-      await insertTables(tx, rows);
-      if (idempotencyKey) await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
-    });
-  } else {
+  if (!idempotencyKey && counted === 0) {
     await ctx.writer.insert(rows);
+    return {};
   }
+  return ctx.writer.transaction(async (tx) => {
+    const headers = counted > 0 ? await takeQuota(ctx, tx, project!, counted) : {};
+    await insertTables(tx, rows);
+    if (idempotencyKey) await insertIdempotencyKey(tx, idempotencyKey, ctx.clock.now());
+    return headers;
+  });
 }
 
 /**
@@ -65,12 +69,15 @@ function creationEvents({ email, events }: PreparedEmail): NewEvent[] {
   return emailEvents(email, [...scheduled, ...events.map((e) => ({ state: e.type as EmailState, response: e.response }))]);
 }
 
-/** POST /emails: validate, store durably (once per Idempotency-Key), answer with the id. */
-export async function sendEmail(ctx: Context, input: SendEmailInput, key: SenderKey, idempotent?: IdempotentRequest): Promise<{ id: string }> {
+/**
+ * POST /emails: validate, store durably (once per Idempotency-Key), answer with the id; `headers` gets
+ * the quota headers of a send its project counted (a replay counts nothing and gets none).
+ */
+export async function sendEmail(ctx: Context, input: SendEmailInput, key: SenderKey, idempotent?: IdempotentRequest, headers: SendHeaders = {}): Promise<{ id: string }> {
   return runIdempotent(ctx, idempotent, async (record) => {
     const prepared = await prepareEmail(ctx, input, key);
     const response = { id: prepared.email.id };
-    await storeEmails(ctx, [prepared], record?.(response));
+    Object.assign(headers, await storeEmails(ctx, [prepared], record?.(response)));
     return response;
   });
 }

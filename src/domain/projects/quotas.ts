@@ -57,15 +57,20 @@ async function quotaExceeded(db: Db | Tx, project: ProjectRow, quotas: Quota[], 
 /**
  * In the send's transaction: counts `count` emails against each quota of the project, or refuses them
  * all (the transaction rolls back what it took) with `daily_quota_exceeded` or `monthly_quota_exceeded`.
+ * Resolves with Resend's quota headers: what is used of each quota, these emails included.
  */
-export async function takeQuota(ctx: Context, tx: Tx, project: ProjectRow, count: number): Promise<void> {
+export async function takeQuota(ctx: Context, tx: Tx, project: ProjectRow, count: number): Promise<Record<string, string>> {
   const now = ctx.clock.now();
   const quotas = quotasOf(project, now);
   const taken: Quota[] = [];
+  const headers: Record<string, string> = {};
   for (const quota of quotas) {
-    if ((await takeSends(tx, project.id, quota.period, count, quota.limit)) === undefined) throw await quotaExceeded(tx, project, quotas, quota, count, now, taken);
+    const sent = await takeSends(tx, project.id, quota.period, count, quota.limit);
+    if (sent === undefined) throw await quotaExceeded(tx, project, quotas, quota, count, now, taken);
     taken.push(quota);
+    headers[`x-resend-${quota.kind}-quota`] = String(sent);
   }
+  return headers;
 }
 
 /** The project's quotas with no email left now. */

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../app.ts';
 import type { Context } from '../../context.ts';
 import { MAX_BATCH, sendBatch, type BatchEntry, type BatchValidation } from '../../domain/emails/batch.ts';
+import type { SendHeaders } from '../../domain/emails/emails.ts';
 import { AppError } from '../../errors.ts';
 import { idempotencyOf } from '../idempotency-key.ts';
 import type { SendEmailInput } from '../../domain/emails/email-input.ts';
@@ -56,11 +57,13 @@ export function batchRoutes(app: App, ctx: Context): void {
       },
       validatorCompiler: () => () => true,
     },
-    async (request) => {
+    async (request, reply) => {
       const validation = batchValidation(request.headers['x-batch-validation']);
       const entries = readEntries(request.body);
+      const headers: SendHeaders = {};
       // The mode is part of the request: the same emails sent strict and permissive are two requests.
-      return sendBatch(ctx, entries, validation, request.apiKey!, idempotencyOf(request, '/emails/batch', `${validation}:`));
+      const sent = await sendBatch(ctx, entries, validation, request.apiKey!, idempotencyOf(request, '/emails/batch', `${validation}:`), headers);
+      return reply.headers(headers).send(sent);
     },
   );
 }

@@ -59,7 +59,11 @@ export function emailRoutes(app: App, ctx: Context): void {
           response: { 200: IdResponse },
         },
       },
-      async (request) => emails.sendEmail(ctx, request.body, request.apiKey!, idempotencyOf(request, '/emails')),
+      async (request, reply) => {
+        const headers: emails.SendHeaders = {};
+        const sent = await emails.sendEmail(ctx, request.body, request.apiKey!, idempotencyOf(request, '/emails'), headers);
+        return reply.headers(headers).send(sent);
+      },
     );
   }
 
