@@ -2,9 +2,9 @@ import { parseArgs } from 'node:util';
 import { systemClock } from './time/clock.ts';
 import { ConfigError, readConfig } from './config.ts';
 import { createApiKey } from './domain/api-keys/api-keys.ts';
-import { createAdminKey, deleteAdminKey } from './domain/projects/admin-key.ts';
+import { createAdminKey } from './domain/projects/admin-key.ts';
 import { AppError } from './errors.ts';
-import { listAdminKeys } from './store/admin-keys.ts';
+import { deleteAdminKey, listAdminKeys } from './store/admin-keys.ts';
 import { deleteApiKey, listApiKeys } from './store/api-keys.ts';
 import { isPostgresUrl, openDb, type Db } from './store/db.ts';
 import { migrate } from './store/migrations/index.ts';
@@ -66,7 +66,7 @@ async function list(db: Db, args: Args): Promise<void> {
 
 /** Deletes the admin key `id`, or else the project's key `id`. */
 async function remove(db: Db, id: string, args: Args): Promise<void> {
-  if (await deleteAdminKey({ db }, id)) {
+  if (await deleteAdminKey(db, id)) {
     process.stderr.write(`Deleted the admin key ${id}: it is refused from now on, and its dashboard sessions are over.\n`);
     return;
   }

@@ -3,7 +3,8 @@
 // except the routes that declare themselves public or open to sending-access keys.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAdminKey, deleteAdminKey } from '../../src/domain/projects/admin-key.ts';
+import { createAdminKey } from '../../src/domain/projects/admin-key.ts';
+import { deleteAdminKey } from '../../src/store/admin-keys.ts';
 import { startApp, type TestApp } from '../support/harness.ts';
 
 const SOME_ID = '0192e3a4-1111-7000-8000-000000000000';
@@ -34,7 +35,7 @@ describe('authorization of every route', () => {
     const sending = await t.resend.apiKeys.create({ name: 'sending', permission: 'sending_access' });
     const adminKey = await createAdminKey(t.ctx, 'matrix');
     const deletedAdmin = await createAdminKey(t.ctx, 'deleted');
-    await deleteAdminKey(t.ctx, deletedAdmin.id);
+    await deleteAdminKey(t.ctx.db, deletedAdmin.id);
     credentials = [
       { name: 'no key', authorization: undefined, refusal: { status: 401, name: 'missing_api_key' } },
       { name: 'a malformed header', authorization: 'Basic dXNlcjpwYXNz', refusal: { status: 401, name: 'missing_api_key' } },

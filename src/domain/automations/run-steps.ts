@@ -157,8 +157,8 @@ async function sendEmailStep(ctx: Context, project: string, config: SendEmailCon
   const domain = await ctx.domains.find(domainOf(parseMailbox(prepared.email.from, 'from').address));
   if (domain && (await marketingPause(ctx, domain))) return { status: 'skipped', postponeUntil: ctx.clock.now() + ctx.config.guards.recheckMs };
   // Its project's quota counts it as a send's (projects/quotas.ts): spent, the step waits until it starts over.
-  const quota = prepared.email.last_event !== 'failed' ? await ctx.projects.find(project) : undefined;
-  const spentUntil = hasQuota(quota) ? await quotaSpentUntil(ctx, quota) : undefined;
+  const counted = prepared.email.last_event !== 'failed' ? await ctx.projects.find(project) : undefined;
+  const spentUntil = hasQuota(counted) ? await quotaSpentUntil(ctx, counted) : undefined;
   if (spentUntil !== undefined) return { status: 'skipped', postponeUntil: spentUntil };
   const rows = await emailTables(ctx, [prepared]);
   return {
@@ -167,7 +167,7 @@ async function sendEmailStep(ctx: Context, project: string, config: SendEmailCon
     branch: 'default',
     write: async (tx) => {
       // Spent since the check: takeQuota throws, the transaction writes nothing, and the job is retried (jobs/attempt.ts).
-      if (hasQuota(quota)) await takeQuota(ctx, tx, quota, 1);
+      if (hasQuota(counted)) await takeQuota(ctx, tx, counted, 1);
       await insertTables(tx, rows);
     },
   };

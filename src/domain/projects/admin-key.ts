@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import { toTimestamp } from '../../time/clock.ts';
 import { newId } from '../../time/ids.ts';
-import { deleteAdminKey as deleteAdminKeyRow, insertAdminKey } from '../../store/admin-keys.ts';
+import { insertAdminKey } from '../../store/admin-keys.ts';
 import { checkName, hashToken, newToken } from '../api-keys/api-keys.ts';
 
 // The admin keys (docs/projects.md): MAILROOM_ADMIN_KEY, and those made with `npm run keys -- create
@@ -30,9 +30,4 @@ export async function createAdminKey(ctx: Pick<Context, 'db' | 'clock'>, name: s
   const row = { id: newId(), name: checkName(name), token_hash: hashToken(token), created_at: toTimestamp(ctx.clock.now()) };
   await insertAdminKey(ctx.db, row);
   return { id: row.id, token };
-}
-
-/** Deletes an admin key, which ends its dashboard sessions; false when there is none. */
-export async function deleteAdminKey(ctx: Pick<Context, 'db'>, id: string): Promise<boolean> {
-  return deleteAdminKeyRow(ctx.db, id);
 }

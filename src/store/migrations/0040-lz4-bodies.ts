@@ -4,7 +4,7 @@ import { isPostgres } from '../db.ts';
 // Frozen: never edit a migration that has shipped; add the next one.
 // Bodies and messages compress with lz4 on PostgreSQL where the server has it (14 and newer, built with
 // it, as Debian's and the official images are): pglz took 6% of the server's CPU on the send path
-// (docs/decisions.md, "PostgreSQL round trips, not statements"). Values stored before keep their pglz.
+// (docs/decisions.md, "PostgreSQL: round trips, not statements"). Values stored before keep their pglz.
 const BODIES: [table: string, column: string][] = [
   ['email_contents', 'html'],
   ['email_contents', 'text'],
