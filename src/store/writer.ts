@@ -1,12 +1,14 @@
 import type { Availability } from './availability.ts';
 import { isPostgres, writeLockOf, type Db, type Tx } from './db.ts';
 import type { Rows } from './insert-rows.ts';
+import { groupCommit } from './group-commit.ts';
+import { insertTables } from './insert-rows.ts';
 import { groupInserts } from './postgres/insert-groups.ts';
-import { groupCommit } from './sqlite/group-commit.ts';
 import { startInserter } from './sqlite/inserter.ts';
+import { walSync } from './sqlite/wal-sync.ts';
 
-// Every write transaction, on either database: SQLite's group commit and WAL sync off the event loop,
-// PostgreSQL's pool; what runs after a commit; and the workers woken by a commit that added jobs.
+// Every write transaction, on either database: group commit (with SQLite's WAL sync off the event
+// loop); what runs after a commit; and the workers woken by a commit that added jobs.
 
 export interface Writer {
   /** Runs `fn` in a transaction and resolves once it is committed and on disk. */
@@ -24,30 +26,40 @@ export interface Writer {
 }
 
 /**
- * The writer for a database. On PostgreSQL every transaction gets a connection of its own from the pool,
- * and inserts of plain rows are grouped, the requests of many callers one statement
- * (postgres/insert-groups.ts). On a SQLite file, inserts of plain rows (the emails of POST /emails and
- * /emails/batch, the API's hot path) run on a thread with a connection of its own (inserter.ts), so
- * that executing and committing them takes no time from the event loop; other transactions run on the
- * event loop's connection, with group commit. The two connections take turns for SQLite's single write
- * lock through the process's write lock (write-lock.ts). An in-memory database cannot be shared with a
- * thread: there everything runs on the event loop.
+ * The writer for a database. Transactions go through group commit (group-commit.ts): callers that
+ * arrive together share one. On PostgreSQL, inserts of plain rows are grouped too, the requests of
+ * many callers one statement (postgres/insert-groups.ts). On a SQLite file, inserts of plain rows (the
+ * emails of POST /emails and /emails/batch, the API's hot path) run on a thread with a connection of
+ * its own (inserter.ts), so that executing and committing them takes no time from the event loop. The
+ * two connections take turns for SQLite's single write lock through the process's write lock
+ * (write-lock.ts). An in-memory database cannot be shared with a thread: there everything runs on the
+ * event loop.
  */
 export function createWriter(db: Db, databaseFile: string, availability: Availability, onJobsAdded: () => void = () => {}): Writer {
   const hooks = commitHooks(onJobsAdded);
   let writer: Omit<Writer, 'afterCommit'>;
   if (isPostgres(db)) {
+    const groups = groupCommit(db, hooks);
     const inserts = groupInserts(db);
-    writer = { transaction: (fn) => hooks.run(db, fn), insert: inserts.insert, close: inserts.close };
+    writer = {
+      transaction: groups.transaction,
+      insert: inserts.insert,
+      async close() {
+        await inserts.close();
+        await groups.close();
+      },
+    };
   } else {
-    const local = groupCommit(db, databaseFile, hooks);
+    const wal = walSync(databaseFile);
+    const groups = groupCommit(db, hooks, wal.afterCommit);
     const inserter = databaseFile === ':memory:' ? undefined : startInserter(databaseFile, writeLockOf(db)!);
     writer = {
-      transaction: local.transaction,
-      insert: inserter?.insert ?? local.insert,
+      transaction: groups.transaction,
+      insert: inserter?.insert ?? ((rows) => groups.transaction((tx) => insertTables(tx, rows))),
       async close() {
         await inserter?.close();
-        await local.close();
+        await groups.close();
+        wal.close();
       },
     };
   }
@@ -98,16 +110,6 @@ function commitHooks(onJobsAdded: () => void) {
       else pending.set(tx, [fn]);
     },
     done,
-    /** Runs `fn` in a transaction of its own, then what it registered once it has committed. */
-    async run<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
-      let transaction: Tx | undefined;
-      const result = await db.transaction().execute((tx) => {
-        transaction = tx;
-        return fn(tx);
-      });
-      done(transaction!);
-      return result;
-    },
   };
 }
 

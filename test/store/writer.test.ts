@@ -87,6 +87,13 @@ for (const dialect of dialects) {
       assert.ok(!rows.some((r) => r.id === 'key-7'), 'the failed caller wrote nothing');
     });
 
+    it('gives callers that arrive together one transaction, and a later caller the next', async () => {
+      const together = await Promise.all(Array.from({ length: 10 }, () => ctx.writer.transaction(async (tx) => tx)));
+      assert.equal(new Set(together).size, 1, 'ten callers of the same turn, one transaction');
+      const later = await ctx.writer.transaction(async (tx) => tx);
+      assert.notEqual(later, together[0]);
+    });
+
     it('rolls back everything a failing caller wrote before it failed', async () => {
       await assert.rejects(
         ctx.writer.transaction(async (tx) => {
