@@ -1,5 +1,6 @@
 // End-to-end delivery: emails accepted over the API and delivered into a local SMTP sink, against
 // nodemailer's own rate composing and sending the same messages straight into that sink.
+import { fork } from 'node:child_process';
 import http from 'node:http';
 import nodemailer from 'nodemailer';
 import { cpuMs } from './cpu.ts';
@@ -116,6 +117,32 @@ async function measured(n: number, pids: number[], work: () => Promise<void>): P
   return { rate: n / seconds, cpuPerEmail: pids.map((pid, i) => (cpuMs(pid) - before[i]!) / n) };
 }
 
+/**
+ * The ceiling: a bare route that relays each email through nodemailer and stores nothing
+ * (bare-relay.ts), posted to as Mailroom is, one a request; resolves with its figures.
+ */
+async function bareRelay(sink: Sink, n: number, straight: number): Promise<Figure[]> {
+  const child = fork(new URL('./bare-relay.ts', import.meta.url), [sink.url], { execArgv: ['--import', 'tsx'] });
+  try {
+    const url = await new Promise<string>((resolve) => child.once('message', (m: { address: string }) => resolve(m.address)));
+    sink.reset();
+    await postEmails(url, WARM_UP, 32);
+    await waitForCount(sink, WARM_UP);
+    sink.reset();
+    const run = await measured(n, [child.pid!], async () => {
+      await postEmails(url, n, 32);
+      await waitForCount(sink, n);
+    });
+    return [
+      { name: 'Ceiling: a bare route relaying through nodemailer, storing nothing, one a request', value: run.rate, unit: 'emails/s' },
+      { name: '  / baseline', value: run.rate / straight, unit: 'ratio' },
+      { name: '  its CPU per email', value: run.cpuPerEmail[0]!, unit: 'ms' },
+    ];
+  } finally {
+    child.kill();
+  }
+}
+
 /** `npm start` with SMTP_URL (one process, API and worker) on SQLite or `databaseUrl`, one a request then in batches, beside the baseline's rate. */
 async function endToEnd(sink: Sink, n: number, straight: number, database: string, databaseUrl?: string): Promise<Figure[]> {
   const env = { SMTP_URL: sink.url, ...(databaseUrl ? { MAILROOM_SECRET: 'bench-delivery-secret-'.repeat(3) } : {}) };
@@ -149,7 +176,8 @@ async function endToEnd(sink: Sink, n: number, straight: number, database: strin
 /**
  * End to end with the defaults (`npm start` with SMTP_URL: one process, API and worker): emails posted
  * one a request (32 in flight) and in batches of 100 (4 in flight), timed from the first request to the
- * last delivery, against nodemailer sending the same messages straight into the same sink. Then the
+ * last delivery, against nodemailer sending the same messages straight into the same sink, and beside
+ * a bare route that relays them and stores nothing (what accepting over HTTP alone costs). Then the
  * CPU each email costs, in an API process and a worker process apart (the worker's path: claim,
  * compose, send, record), beside nodemailer's own.
  */
@@ -164,6 +192,7 @@ export async function benchDelivery(options: { n: number }): Promise<Figure[]> {
     const cpu = process.cpuUsage(cpuBefore);
     const straightCpu = (cpu.user + cpu.system) / 1000 / n;
     figures.push({ name: 'nodemailer straight into the sink (baseline)', value: straight, unit: 'emails/s' });
+    figures.push(...(await bareRelay(sink, n, straight)));
 
     figures.push(...(await endToEnd(sink, n, straight, 'SQLite')));
     const base = process.env.BENCH_DATABASE_URL;
