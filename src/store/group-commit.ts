@@ -24,7 +24,8 @@ export interface GroupCommit {
  * anything in a group fails, the group is rolled back and each caller runs alone, so one bad write
  * never fails another; a fault of the database (down, full) fails the group at once. Every commit costs
  * a WAL flush, and on PostgreSQL a connection's round trips and the server's work for BEGIN and COMMIT:
- * a group of 20 pays them once (docs/decisions.md, "Group commit on PostgreSQL too").
+ * a group pays them once (docs/decisions.md, "PostgreSQL: round trips, not statements"). A group waits
+ * for any row lock one of its callers waits for, as that caller alone would.
  */
 export function groupCommit(db: Db, hooks: CommitHooks, durable: () => Promise<void> = async () => {}): GroupCommit {
   const queue: Pending[] = [];
