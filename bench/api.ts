@@ -7,10 +7,10 @@
 // With BENCH_DATABASE_URL (a PostgreSQL database; the bench works in a schema of its own and drops it):
 // (d) POST /emails to an API process alone on PostgreSQL, and (d') the same with every request counted
 // by a rate limit too high to refuse any (MAILROOM_RATE_LIMIT=1000000), in alternating turns.
-import { fork } from 'node:child_process';
 import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { startBare } from './bare-server.ts';
 import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 
@@ -62,12 +62,6 @@ function ratioInterval(single: number[], ceiling: number[], resamples = 10_000):
 
 function headers() {
   return { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' };
-}
-
-async function startBare(): Promise<{ address: string; stop(): void }> {
-  const child = fork(new URL('./bare-server.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
-  const address = await new Promise<string>((resolve) => child.once('message', (m: { address: string }) => resolve(m.address)));
-  return { address, stop: () => child.kill() };
 }
 
 interface Turn {

@@ -1,8 +1,8 @@
 // End-to-end delivery: emails accepted over the API and delivered into a local SMTP sink, against
 // nodemailer's own rate composing and sending the same messages straight into that sink.
-import { fork } from 'node:child_process';
 import http from 'node:http';
 import nodemailer from 'nodemailer';
+import { startBare } from './bare-server.ts';
 import { cpuMs } from './cpu.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 import { emailPayload, html, text } from './payload.ts';
@@ -119,17 +119,17 @@ async function measured(n: number, pids: number[], work: () => Promise<void>): P
 
 /**
  * The ceiling: a bare route that relays each email through nodemailer and stores nothing
- * (bare-relay.ts), posted to as Mailroom is, one a request; resolves with its figures.
+ * (bare-server.ts), posted to as Mailroom is, one a request; resolves with its figures.
  */
 async function bareRelay(sink: Sink, n: number, straight: number): Promise<Figure[]> {
-  const child = fork(new URL('./bare-relay.ts', import.meta.url), [sink.url], { execArgv: ['--import', 'tsx'] });
+  const bare = await startBare(sink.url);
+  const url = bare.address;
   try {
-    const url = await new Promise<string>((resolve) => child.once('message', (m: { address: string }) => resolve(m.address)));
     sink.reset();
     await postEmails(url, WARM_UP, 32);
     await waitForCount(sink, WARM_UP);
     sink.reset();
-    const run = await measured(n, [child.pid!], async () => {
+    const run = await measured(n, [bare.pid], async () => {
       await postEmails(url, n, 32);
       await waitForCount(sink, n);
     });
@@ -139,7 +139,7 @@ async function bareRelay(sink: Sink, n: number, straight: number): Promise<Figur
       { name: '  its CPU per email', value: run.cpuPerEmail[0]!, unit: 'ms' },
     ];
   } finally {
-    child.kill();
+    bare.stop();
   }
 }
 
