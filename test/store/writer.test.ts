@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { DEFAULT_PROJECT_ID } from '../../src/store/projects.ts';
 import { closeContext, createContext, type Context } from '../../src/context.ts';
 import { readConfig } from '../../src/config.ts';
-import { isUniqueViolation, writeLockOf } from '../../src/store/db.ts';
+import { isUniqueViolation, writeLockOf, type Tx } from '../../src/store/db.ts';
 import { createTestDatabase, dialects, eventually, TEST_ENV, type TestDatabase } from '../support/harness.ts';
 
 const key = (i: number) => ({
@@ -185,5 +185,51 @@ describe('write lock (sqlite)', () => {
     lock.release();
     await Promise.all(writes);
     assert.deepEqual((await storedKeys(ctx, 4000, 3)).sort(), ['key-4000', 'key-4001', 'key-4002']);
+  });
+});
+
+describe('group commit across processes (postgres)', { skip: !dialects.includes('postgres') }, () => {
+  let database: TestDatabase;
+  let first: Context;
+  let second: Context;
+  before(async () => {
+    database = await createTestDatabase('postgres');
+    first = await createContext(readConfig({ ...TEST_ENV, DATABASE_URL: database.url }));
+    second = await createContext(readConfig({ ...TEST_ENV, DATABASE_URL: database.url }));
+    await first.writer.insert({ api_keys: [key(1), key(2)] });
+  });
+  after(async () => {
+    await closeContext(first);
+    await closeContext(second);
+    await database.drop();
+  });
+
+  it('ends a deadlock between two groups, and every caller commits', async () => {
+    const rename = (tx: Tx, id: string, name: string) => tx.updateTable('api_keys').set({ name }).where('id', '=', id).execute();
+    let lockedA!: () => void;
+    let lockedB!: () => void;
+    const aLocked = new Promise<void>((resolve) => (lockedA = resolve));
+    const bLocked = new Promise<void>((resolve) => (lockedB = resolve));
+    // Each group locks one row, waits for the other group's lock, then asks for the other's row.
+    const results = await Promise.allSettled([
+      first.writer.transaction(async (tx) => {
+        await rename(tx, 'key-1', 'first');
+        lockedA();
+        await bLocked;
+      }),
+      first.writer.transaction((tx) => rename(tx, 'key-2', 'first')),
+      second.writer.transaction(async (tx) => {
+        await rename(tx, 'key-2', 'second');
+        lockedB();
+        await aLocked;
+      }),
+      second.writer.transaction((tx) => rename(tx, 'key-1', 'second')),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'],
+    );
+    const names = await first.db.selectFrom('api_keys').select('name').where('id', 'in', ['key-1', 'key-2']).execute();
+    assert.equal(names.length, 2);
   });
 });
