@@ -1,8 +1,7 @@
 import type { Availability } from './availability.ts';
 import { isPostgres, writeLockOf, type Db, type Tx } from './db.ts';
-import type { Rows } from './insert-rows.ts';
 import { groupCommit } from './group-commit.ts';
-import { insertTables } from './insert-rows.ts';
+import { insertTables, type Rows } from './insert-rows.ts';
 import { groupInserts } from './postgres/insert-groups.ts';
 import { startInserter } from './sqlite/inserter.ts';
 import { walSync } from './sqlite/wal-sync.ts';
