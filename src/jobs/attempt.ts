@@ -1,7 +1,7 @@
 import type { Context } from '../context.ts';
 import { faultOf } from '../store/availability.ts';
 import type { Tx } from '../store/db.ts';
-import { completeHeldJob, postponeHeldJob, renewJobLock, retryHeldJob, type ClaimedJob } from '../store/jobs.ts';
+import { completeHeldJobs, postponeHeldJob, renewJobLock, retryHeldJob, type ClaimedJob } from '../store/jobs.ts';
 import { backoffMs, type Attempt, type Ending, type TaskDeclaration, type TaskName, type TaskResult } from './task.ts';
 
 // One attempt at a claimed job: its task runs, then the job's end and the task's writes commit in one
@@ -31,17 +31,16 @@ function settled(ending: Ending, last: boolean): Ending {
   return ending.end === 'retry' && last ? { end: 'fail', error: ending.error } : ending;
 }
 
-/** Ends the job as `ending` says, while `workerId` holds it: false, and nothing done, once it does not. */
-function endHeldJob(tx: Tx, job: ClaimedJob, workerId: string, ending: Ending, backoff: (attempt: number) => number, now: number): Promise<boolean> {
-  switch (ending.end) {
-    case 'done':
-    case 'fail':
-      return completeHeldJob(tx, job.id, workerId);
-    case 'retry':
-      return retryHeldJob(tx, job.id, workerId, ending.at ?? now + backoff(job.attempts), ending.error);
-    case 'postpone':
-      return postponeHeldJob(tx, job.id, workerId, ending.until);
-  }
+/** An end that deletes the job: done, or failed for good. */
+type Completing = Extract<Ending, { end: 'done' | 'fail' }>;
+
+const completes = (ending: Ending): ending is Completing => ending.end === 'done' || ending.end === 'fail';
+
+/** Retries or postpones the job as `ending` says, while `workerId` holds it: false, and nothing done, once it does not. */
+function endHeldJob(tx: Tx, job: ClaimedJob, workerId: string, ending: Exclude<Ending, Completing>, backoff: (attempt: number) => number, now: number): Promise<boolean> {
+  return ending.end === 'postpone'
+    ? postponeHeldJob(tx, job.id, workerId, ending.until)
+    : retryHeldJob(tx, job.id, workerId, ending.at ?? now + backoff(job.attempts), ending.error);
 }
 
 /**
@@ -52,23 +51,71 @@ function endHeldJob(tx: Tx, job: ClaimedJob, workerId: string, ending: Ending, b
  */
 export async function finishAttempt(ctx: Context, declaration: TaskDeclaration<TaskName> | undefined, job: ClaimedJob, workerId: string, result: TaskResult): Promise<void> {
   try {
-    await commitAttempt(ctx, declaration, job, workerId, result);
+    await commitAttempts(ctx, workerId, [{ declaration, job, result }]);
   } catch (error) {
     if (!result.write || faultOf(error)) throw error;
     ctx.log.warn({ err: error, job: job.id, task: job.task, attempts: job.attempts }, 'the writes of a job failed; retrying it');
-    await commitAttempt(ctx, declaration, job, workerId, { ending: { end: 'retry', error: String(error) } });
+    await commitAttempts(ctx, workerId, [{ declaration, job, result: { ending: { end: 'retry', error: String(error) } } }]);
   }
 }
 
-async function commitAttempt(ctx: Context, declaration: TaskDeclaration<TaskName> | undefined, job: ClaimedJob, workerId: string, result: TaskResult): Promise<void> {
-  const ending = declaration ? settled(result.ending, isLast(ctx, declaration, job)) : result.ending;
-  const backoff = declaration?.backoffMs ?? backoffMs;
+/** An attempt to end: its job, its task's declaration (none for an unknown task) and what the task answered. */
+interface Finished {
+  declaration: TaskDeclaration<TaskName> | undefined;
+  job: ClaimedJob;
+  result: TaskResult;
+}
+
+/**
+ * Commits what attempts answered, in one transaction: the ends of those done or failed first, one
+ * statement for all (the check that each is still this worker's), the others' ends one by one, then
+ * the writes of each job still held. Resolves with the attempts it ended.
+ */
+async function commitAttempts(ctx: Context, workerId: string, attempts: Finished[]): Promise<(Finished & { ending: Ending })[]> {
+  const now = ctx.clock.now();
+  const endings = attempts.map((a) => ({ ...a, ending: a.declaration ? settled(a.result.ending, isLast(ctx, a.declaration, a.job)) : a.result.ending }));
   const ended = await ctx.writer.transaction(async (tx) => {
-    if (!(await endHeldJob(tx, job, workerId, ending, backoff, ctx.clock.now()))) return false;
-    await result.write?.(tx);
-    return true;
+    const completing = endings.filter((a) => completes(a.ending)).map((a) => a.job.id);
+    const completed = completing.length > 0 ? await completeHeldJobs(tx, completing, workerId) : new Set<string>();
+    const held: typeof endings = [];
+    for (const a of endings) {
+      const backoff = a.declaration?.backoffMs ?? backoffMs;
+      if (completes(a.ending) ? !completed.has(a.job.id) : !(await endHeldJob(tx, a.job, workerId, a.ending, backoff, now))) continue;
+      await a.result.write?.(tx);
+      held.push(a);
+    }
+    return held;
   });
-  if (ended && ending.end === 'fail') {
-    ctx.log.error({ job: job.id, task: job.task, attempts: job.attempts, error: ending.error }, `job failed after its last attempt (${job.attempts})`);
+  for (const { job, ending } of ended) {
+    if (ending.end === 'fail') ctx.log.error({ job: job.id, task: job.task, attempts: job.attempts, error: ending.error }, `job failed after its last attempt (${job.attempts})`);
   }
+  return ended;
+}
+
+/**
+ * Ends the attempts of a worker that finish in the same turn of the event loop together
+ * (commitAttempts): one transaction, and one statement for the done jobs' ends, where each alone
+ * would read its own. If that transaction fails for anything but a fault of the database, each ends
+ * alone (finishAttempt), so one attempt's failing writes never hold back another's end.
+ */
+export function attemptEnds(ctx: Context, workerId: string): (declaration: TaskDeclaration<TaskName> | undefined, job: ClaimedJob, result: TaskResult) => Promise<void> {
+  let waiting: (Finished & { resolve(): void; reject(error: unknown): void })[] = [];
+  const flush = async () => {
+    const group = waiting;
+    waiting = [];
+    if (group.length > 1) {
+      try {
+        await commitAttempts(ctx, workerId, group);
+        return group.forEach((a) => a.resolve());
+      } catch (error) {
+        if (faultOf(error)) return group.forEach((a) => a.reject(error));
+      }
+    }
+    for (const a of group) finishAttempt(ctx, a.declaration, a.job, workerId, a.result).then(a.resolve, a.reject);
+  };
+  return (declaration, job, result) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ declaration, job, result, resolve, reject });
+      if (waiting.length === 1) setImmediate(() => void flush());
+    });
 }

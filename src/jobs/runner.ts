@@ -4,7 +4,7 @@ import type { Context } from '../context.ts';
 import { faultOf } from '../store/availability.ts';
 import { claimJobs, nextDueAt, releaseJobs, releaseJobsNotRunning, type ClaimedJob } from '../store/jobs.ts';
 import { deleteStaleWorkers, deleteWorker, saveHeartbeat } from '../store/workers.ts';
-import { attemptOf, finishAttempt, isLast } from './attempt.ts';
+import { attemptEnds, attemptOf, isLast } from './attempt.ts';
 import { backoffMs, type TaskDeclaration, type TaskName, type TaskResult, type Tasks } from './task.ts';
 
 const CLAIM_BATCH = 32;
@@ -40,6 +40,8 @@ const DOWN_RETRY_MS = 5_000;
  */
 export class Runner {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** Ends attempts, those that finish together in one transaction. */
+  private readonly finish: ReturnType<typeof attemptEnds>;
   /** The jobs running, by the promise that settles when their task does. */
   private readonly inFlight = new Map<Promise<void>, ClaimedJob>();
   /** Jobs cut off and handed back by stop(): another worker's now, whatever their task does next. */
@@ -63,7 +65,9 @@ export class Runner {
   constructor(
     private readonly ctx: Context,
     private readonly tasks: Tasks,
-  ) {}
+  ) {
+    this.finish = attemptEnds(ctx, this.id);
+  }
 
   /** The time its heartbeat row was last written (by ctx.clock); undefined before the first, and once stopped. */
   get heartbeatAt(): number | undefined {
@@ -199,7 +203,7 @@ export class Runner {
       result = { ending: { end: 'retry', error: String(error) } };
     }
     try {
-      await finishAttempt(this.ctx, declaration, job, this.id, result);
+      await this.finish(declaration, job, result);
     } catch (error) {
       // The database away: recover() hands the job back on its return. Else the lock goes stale and
       // another claim takes the job over.

@@ -103,12 +103,13 @@ export async function releaseJobsNotRunning(db: Db, workerId: string, running: s
 }
 
 /**
- * completeJob while `workerId` still holds the job; false, and nothing done, once it was handed back
- * or taken over. First in its transaction: the outcome is recorded only when this is true.
+ * completeJob for each of `ids` that `workerId` still holds, in one statement; the others were handed
+ * back or taken over, and are left alone. First in its transaction: resolves with the ids it completed,
+ * whose outcomes are then recorded.
  */
-export async function completeHeldJob(tx: Db | Tx, id: string, workerId: string): Promise<boolean> {
-  const result = await tx.deleteFrom('jobs').where('id', '=', id).where('locked_by', '=', workerId).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+export async function completeHeldJobs(tx: Tx, ids: string[], workerId: string): Promise<Set<string>> {
+  const rows = await tx.deleteFrom('jobs').where('id', 'in', ids).where('locked_by', '=', workerId).returning('id').execute();
+  return new Set(rows.map((row) => row.id));
 }
 
 /** retryJob while `workerId` still holds the job; false, and nothing done, once it was handed back or taken over. */
