@@ -6,7 +6,7 @@ import { done, type TaskDeclaration } from '../../src/jobs/task.ts';
 import type { Tx } from '../../src/store/db.ts';
 import { saveHeartbeat } from '../../src/store/workers.ts';
 import { tasks } from '../../src/workers/tasks.ts';
-import { createTestDatabase, dialects, eventually, startApp, type TestApp } from '../support/harness.ts';
+import { createTestDatabase, dialects, eventually, startApp, type Dialect, type TestApp, type TestDatabase } from '../support/harness.ts';
 import { startPgCounter } from '../support/pg-counter.ts';
 
 /**
@@ -41,35 +41,42 @@ async function addJobs(t: TestApp, n: number): Promise<void> {
 
 const jobs = (t: TestApp) => t.ctx.db.selectFrom('jobs').select(['key', 'locked_by', 'attempts', 'last_error']).where('task', '=', 'send-email').execute();
 
+/**
+ * Starts a runner of gatedTask(`fails`) on an app of its own (`database` when given), with `n` jobs
+ * started and held; runs `body`, then lets the tasks go and closes everything.
+ */
+async function withHeldJobs(
+  dialect: Dialect,
+  options: { n: number; fails?: string; database?: TestDatabase },
+  body: (t: TestApp, gated: ReturnType<typeof gatedTask>) => Promise<void>,
+): Promise<void> {
+  const t = await startApp(dialect, { worker: false, database: options.database });
+  const gated = gatedTask(options.fails);
+  const runner = new Runner(t.ctx, gated.tasks);
+  try {
+    await addJobs(t, options.n);
+    runner.start();
+    await eventually(() => gated.started.length === options.n);
+    await body(t, gated);
+  } finally {
+    gated.release();
+    await runner.stop(5000);
+    await t.close();
+  }
+}
+
 for (const dialect of dialects) {
   describe(`the runner ends attempts that finish together (${dialect})`, () => {
-    it('in one transaction, each job ended once and each write made once', async () => {
-      const t = await startApp(dialect, { worker: false });
-      const gated = gatedTask();
-      const runner = new Runner(t.ctx, gated.tasks);
-      try {
-        await addJobs(t, 10);
-        runner.start();
-        await eventually(() => gated.started.length === 10);
+    it('in one transaction, each job ended once and each write made once', () =>
+      withHeldJobs(dialect, { n: 10 }, async (t, gated) => {
         gated.release();
         await eventually(async () => (await jobs(t)).length === 0);
         assert.equal(gated.written.size, 10);
         assert.equal(new Set(gated.written.values()).size, 1, 'one transaction for the ten');
-      } finally {
-        gated.release();
-        await runner.stop(5000);
-        await t.close();
-      }
-    });
+      }));
 
-    it('leaves alone a job taken over meanwhile, and ends the others', async () => {
-      const t = await startApp(dialect, { worker: false });
-      const gated = gatedTask();
-      const runner = new Runner(t.ctx, gated.tasks);
-      try {
-        await addJobs(t, 6);
-        runner.start();
-        await eventually(() => gated.started.length === 6);
+    it('leaves alone a job taken over meanwhile, and ends the others', () =>
+      withHeldJobs(dialect, { n: 6 }, async (t, gated) => {
         // A live worker took it over (its heartbeat is fresh: the test's clock does not move).
         await saveHeartbeat(t.ctx.db, 'another-worker', t.clock.now(), null);
         await t.ctx.db.updateTable('jobs').set({ locked_by: 'another-worker' }).where('key', '=', 'end:3').execute();
@@ -77,21 +84,10 @@ for (const dialect of dialects) {
         await eventually(async () => (await jobs(t)).length === 1);
         assert.deepEqual((await jobs(t)).map((job) => [job.key, job.locked_by]), [['end:3', 'another-worker']]);
         assert.deepEqual([...gated.written.keys()].sort(), ['0', '1', '2', '4', '5'], 'no write for the job no longer held');
-      } finally {
-        gated.release();
-        await runner.stop(5000);
-        await t.close();
-      }
-    });
+      }));
 
-    it('when one attempt’s writes fail, the others end done and it alone is retried', async () => {
-      const t = await startApp(dialect, { worker: false });
-      const gated = gatedTask('2');
-      const runner = new Runner(t.ctx, gated.tasks);
-      try {
-        await addJobs(t, 6);
-        runner.start();
-        await eventually(() => gated.started.length === 6);
+    it('when one attempt’s writes fail, the others end done and it alone is retried', () =>
+      withHeldJobs(dialect, { n: 6, fails: '2' }, async (t, gated) => {
         gated.release();
         await eventually(async () => (await jobs(t)).length === 1 && (await jobs(t))[0]!.locked_by === null);
         const [left] = await jobs(t);
@@ -99,12 +95,7 @@ for (const dialect of dialects) {
         assert.equal(left!.attempts, 1);
         assert.match(left!.last_error ?? '', /the writes of 2 fail/);
         assert.deepEqual([...gated.written.keys()].sort(), ['0', '1', '3', '4', '5']);
-      } finally {
-        gated.release();
-        await runner.stop(5000);
-        await t.close();
-      }
-    });
+      }));
   });
 }
 
@@ -112,23 +103,16 @@ describe('the runner ends attempts that finish together, on the wire (postgres)'
   it('deletes the ten jobs in one statement', async () => {
     const database = await createTestDatabase('postgres');
     const counter = await startPgCounter(database.url);
-    const t = await startApp('postgres', { worker: false, database: { url: counter.url, drop: database.drop } });
-    const gated = gatedTask();
-    const runner = new Runner(t.ctx, gated.tasks);
     const deletes = () => [...counter.counts().byText].filter(([text]) => text.startsWith('delete from "jobs"')).reduce((sum, [, count]) => sum + count, 0);
     try {
-      await addJobs(t, 10);
-      runner.start();
-      await eventually(() => gated.started.length === 10);
-      const before = deletes();
-      gated.release();
-      await eventually(async () => (await jobs(t)).length === 0);
-      assert.equal(gated.written.size, 10);
-      assert.equal(deletes() - before, 1);
+      await withHeldJobs('postgres', { n: 10, database: { url: counter.url, drop: database.drop } }, async (t, gated) => {
+        const before = deletes();
+        gated.release();
+        await eventually(async () => (await jobs(t)).length === 0);
+        assert.equal(gated.written.size, 10);
+        assert.equal(deletes() - before, 1);
+      });
     } finally {
-      gated.release();
-      await runner.stop(5000);
-      await t.close();
       await counter.close();
       await database.drop();
     }
