@@ -13,6 +13,7 @@ import pg from 'pg';
 import { startBare } from './bare-server.ts';
 import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
+import { median } from './stats.ts';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 32);
 const TURN_S = Number(process.env.BENCH_SECONDS ?? 1.5);
@@ -38,7 +39,6 @@ const WARM_UP_S = 2;
 const BATCH_S = 6;
 const rate = (r: autocannon.Result) => r.requests.total / TURN_S;
 const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
-const median = (values: number[]) => sorted(values)[Math.floor(values.length / 2)]!;
 const sum = (values: number[]) => values.reduce((x, y) => x + y, 0);
 
 /**

@@ -11,6 +11,7 @@ import { nodemailerStraight, WARM_UP, type Figure } from './delivery.ts';
 import { startMailroom } from './mailroom.ts';
 import { html } from './payload.ts';
 import { startSink, waitForCount, type Sink } from './sink.ts';
+import { median } from './stats.ts';
 
 const json = (body: object): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -85,7 +86,6 @@ async function withDatabase<T>(run: (databaseUrl: string) => Promise<T>): Promis
 }
 
 const ROUNDS = 3;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 /**
  * ROUNDS fan-outs to a segment of n, each on a database of its own: the median time, and the least and

@@ -11,6 +11,7 @@ import { openDb } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrations/index.ts';
 import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
+import { median } from './stats.ts';
 
 const CHUNK = 2000;
 const PAGE = 100;
@@ -77,7 +78,6 @@ export async function importThroughApi(url: string, csv: string, segment: string
   return performance.now() - started;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Every page cursor of a segment, first to last, walking it once. */
 async function pageCursors(url: string, segment: string): Promise<(string | undefined)[]> {

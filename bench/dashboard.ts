@@ -4,13 +4,13 @@ import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
+import { median } from './stats.ts';
 
 const PAGE = 50;
 const TURNS = Number(process.env.BENCH_TURNS ?? 8);
 const TURN_S = Number(process.env.BENCH_SECONDS ?? 1.5);
 const CONNECTIONS = 8;
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function rate(url: string, headers: Record<string, string>, seconds = TURN_S): Promise<number> {
   const result = await autocannon({ url, method: 'GET', connections: CONNECTIONS, duration: seconds, headers });

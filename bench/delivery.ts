@@ -7,6 +7,7 @@ import { cpuMs } from './cpu.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 import { emailPayload, html, text } from './payload.ts';
 import { startSink, waitForCount, type Sink } from './sink.ts';
+import { median } from './stats.ts';
 import { postgresSchema } from '../test/support/postgres-schema.ts';
 
 export interface Figure {
@@ -117,117 +118,124 @@ async function measured(n: number, pids: number[], work: () => Promise<void>): P
   return { rate: n / seconds, cpuPerEmail: pids.map((pid, i) => (cpuMs(pid) - before[i]!) / n) };
 }
 
+/** What a turn measures beside the baseline: its name, its rate over n emails into the sink, and its process's CPU per email. */
+interface Contender {
+  name: string;
+  run(): Promise<{ rate: number; cpuPerEmail: number }>;
+}
+
+/** Posts the warm-up one a request and waits for it in the sink: a fresh process first spends seconds compiling its code. */
+async function warmUp(sink: Sink, url: string): Promise<void> {
+  sink.reset();
+  await postEmails(url, WARM_UP, 32);
+  await waitForCount(sink, WARM_UP);
+}
+
+/** Posting n emails to process `pid` at `url`, one a request and (with `batches`) in batches of 100, each timed until all are in the sink. */
+function contenders(sink: Sink, n: number, server: { url: string; pid: number }, name: string, batches: boolean): Contender[] {
+  let offset = 0;
+  const timed = async (post: () => Promise<unknown>) => {
+    sink.reset();
+    const run = await measured(n, [server.pid], async () => {
+      await post();
+      await waitForCount(sink, n);
+    });
+    return { rate: run.rate, cpuPerEmail: run.cpuPerEmail[0]! };
+  };
+  const single = { name: `${name}, one email a request, 32 in flight`, run: () => timed(() => postEmails(server.url, n, 32)) };
+  const batched = { name: `${name}, batches of 100, 4 in flight`, run: () => timed(() => postBatches(server.url, n, 4, (offset += n))) };
+  return batches ? [single, batched] : [single];
+}
+
 /**
- * The ceiling: a bare route that relays each email through nodemailer and stores nothing
- * (bare-server.ts), posted to as Mailroom is, one a request; resolves with its figures.
+ * `turns` turns, each the baseline then every contender after it: the baseline's median rate and CPU
+ * per email, then each contender's median rate, the median of its turns' ratios to their baseline
+ * with the lowest and highest, and its process's median CPU per email.
  */
-async function bareRelay(sink: Sink, n: number, straight: number): Promise<Figure[]> {
-  const bare = await startBare(sink.url);
-  const url = bare.address;
-  try {
-    sink.reset();
-    await postEmails(url, WARM_UP, 32);
-    await waitForCount(sink, WARM_UP);
-    sink.reset();
-    const run = await measured(n, [bare.pid], async () => {
-      await postEmails(url, n, 32);
-      await waitForCount(sink, n);
-    });
-    return [
-      { name: 'Ceiling: a bare route relaying through nodemailer, storing nothing, one a request', value: run.rate, unit: 'emails/s' },
-      { name: '  / baseline', value: run.rate / straight, unit: 'ratio' },
-      { name: '  its CPU per email', value: run.cpuPerEmail[0]!, unit: 'ms' },
-    ];
-  } finally {
-    bare.stop();
+async function inTurns(sink: Sink, n: number, turns: number, all: Contender[]): Promise<{ figures: Figure[]; straightCpu: number }> {
+  const straight: number[] = [];
+  const straightCpu: number[] = [];
+  const runs = all.map(() => [] as { rate: number; cpuPerEmail: number }[]);
+  for (let turn = 0; turn < turns; turn++) {
+    const cpuBefore = process.cpuUsage();
+    straight.push(await nodemailerStraight(sink, n));
+    const cpu = process.cpuUsage(cpuBefore);
+    straightCpu.push((cpu.user + cpu.system) / 1000 / n);
+    for (const [i, contender] of all.entries()) runs[i]!.push(await contender.run());
   }
-}
-
-/** `npm start` with SMTP_URL (one process, API and worker) on SQLite or `databaseUrl`, one a request then in batches, beside the baseline's rate. */
-async function endToEnd(sink: Sink, n: number, straight: number, database: string, databaseUrl?: string): Promise<Figure[]> {
-  const env = { SMTP_URL: sink.url, ...(databaseUrl ? { MAILROOM_SECRET: 'bench-delivery-secret-'.repeat(3) } : {}) };
-  const mailroom = await startMailroom({ env, databaseUrl });
-  try {
-    // Warm-up, as for the baseline: a fresh process spends its first seconds compiling its code.
-    sink.reset();
-    await postEmails(mailroom.url, WARM_UP, 32);
-    await waitForCount(sink, WARM_UP);
-    sink.reset();
-    const single = await measured(n, [], async () => {
-      await postEmails(mailroom.url, n, 32);
-      await waitForCount(sink, n);
-    });
-    sink.reset();
-    const batched = await measured(n, [], async () => {
-      await postBatches(mailroom.url, n, 4, n);
-      await waitForCount(sink, n);
-    });
-    return [
-      { name: `Mailroom end to end on ${database}, one email a request, 32 in flight`, value: single.rate, unit: 'emails/s' },
-      { name: '  / baseline', value: single.rate / straight, unit: 'ratio' },
-      { name: `Mailroom end to end on ${database}, batches of 100, 4 in flight`, value: batched.rate, unit: 'emails/s' },
-      { name: '  / baseline', value: batched.rate / straight, unit: 'ratio' },
-    ];
-  } finally {
-    await mailroom.stop();
+  const figures: Figure[] = [{ name: `nodemailer straight into the sink (baseline), median of ${turns} turns`, value: median(straight), unit: 'emails/s' }];
+  for (const [i, contender] of all.entries()) {
+    const ratios = runs[i]!.map((run, turn) => run.rate / straight[turn]!);
+    figures.push(
+      { name: contender.name, value: median(runs[i]!.map((run) => run.rate)), unit: 'emails/s' },
+      { name: '  / baseline, median of the turns', value: median(ratios), unit: 'ratio' },
+      { name: '  / baseline, lowest turn', value: Math.min(...ratios), unit: 'ratio' },
+      { name: '  / baseline, highest turn', value: Math.max(...ratios), unit: 'ratio' },
+      { name: '  its process\'s CPU per email', value: median(runs[i]!.map((run) => run.cpuPerEmail)), unit: 'ms' },
+    );
   }
+  return { figures, straightCpu: median(straightCpu) };
 }
 
 /**
- * End to end with the defaults (`npm start` with SMTP_URL: one process, API and worker): emails posted
- * one a request (32 in flight) and in batches of 100 (4 in flight), timed from the first request to the
- * last delivery, against nodemailer sending the same messages straight into the same sink, and beside
- * a bare route that relays them and stores nothing (what accepting over HTTP alone costs). Then the
- * CPU each email costs, in an API process and a worker process apart (the worker's path: claim,
- * compose, send, record), beside nodemailer's own.
+ * End to end with the defaults (`npm start` with SMTP_URL: one process, API and worker), on SQLite and,
+ * with BENCH_DATABASE_URL, PostgreSQL: emails posted one a request (32 in flight) and in batches of 100
+ * (4 in flight), timed from the first request to the last delivery, against nodemailer sending the same
+ * messages straight into the same sink, and beside the ceiling: a bare route that relays them and
+ * stores nothing (what accepting over HTTP alone costs). Each is measured in every turn
+ * (`BENCH_TURNS`, 5) after that turn's baseline: the machine drifts by more than a tenth within
+ * minutes. Then the CPU each email costs in an API process and a worker process apart (the worker's
+ * path: claim, compose, send, record), beside nodemailer's own.
  */
 export async function benchDelivery(options: { n: number }): Promise<Figure[]> {
   const sink = await startSink();
   const { n } = options;
-  const figures: Figure[] = [];
+  const stops: (() => Promise<void> | void)[] = [() => sink.close()];
   try {
-    await nodemailerStraight(sink, WARM_UP);
-    const cpuBefore = process.cpuUsage();
-    const straight = await nodemailerStraight(sink, n);
-    const cpu = process.cpuUsage(cpuBefore);
-    const straightCpu = (cpu.user + cpu.system) / 1000 / n;
-    figures.push({ name: 'nodemailer straight into the sink (baseline)', value: straight, unit: 'emails/s' });
-    figures.push(...(await bareRelay(sink, n, straight)));
-
-    figures.push(...(await endToEnd(sink, n, straight, 'SQLite')));
+    const bare = await startBare(sink.url);
+    stops.push(() => bare.stop());
+    const servers = [{ url: bare.address, pid: bare.pid }];
+    const all = contenders(sink, n, servers[0]!, 'Ceiling: a bare route relaying through nodemailer, storing nothing', false);
+    const sqlite = await startMailroom({ env: { SMTP_URL: sink.url } });
+    stops.push(() => sqlite.stop());
+    servers.push(sqlite);
+    all.push(...contenders(sink, n, sqlite, 'Mailroom end to end on SQLite', true));
     const base = process.env.BENCH_DATABASE_URL;
     if (base) {
       const postgres = await postgresSchema(base, 'bench');
-      try {
-        figures.push(...(await endToEnd(sink, n, straight, 'PostgreSQL', postgres.url)));
-      } finally {
-        await postgres.drop();
-      }
+      stops.push(() => postgres.drop());
+      const mailroom = await startMailroom({ env: { SMTP_URL: sink.url, MAILROOM_SECRET: 'bench-delivery-secret-'.repeat(3) }, databaseUrl: postgres.url });
+      stops.push(() => mailroom.stop());
+      servers.push(mailroom);
+      all.push(...contenders(sink, n, mailroom, 'Mailroom end to end on PostgreSQL', true));
     }
-
-    // The CPU of each path, with the API and a worker in processes of their own on one database.
-    const split = await startMailroom({ role: 'api', workers: 1, env: { SMTP_URL: sink.url } });
-    try {
-      sink.reset();
-      await postEmails(split.url, WARM_UP, 32);
-      await waitForCount(sink, WARM_UP);
-      sink.reset();
-      const run = await measured(n, split.pids, async () => {
-        await postEmails(split.url, n, 32);
-        await waitForCount(sink, n);
-      });
-      const [api, worker] = run.cpuPerEmail as [number, number];
-      figures.push(
-        { name: 'CPU per email, API process (accept and store)', value: api, unit: 'ms' },
-        { name: 'CPU per email, worker process (claim, compose, send, record)', value: worker, unit: 'ms' },
-        { name: 'CPU per email, nodemailer straight (baseline)', value: straightCpu, unit: 'ms' },
-        { name: 'CPU per email, worker / baseline', value: worker / straightCpu, unit: 'ratio' },
-      );
-    } finally {
-      await split.stop();
-    }
-    return figures;
+    await nodemailerStraight(sink, WARM_UP);
+    for (const server of servers) await warmUp(sink, server.url);
+    const { figures, straightCpu } = await inTurns(sink, n, Number(process.env.BENCH_TURNS ?? 5), all);
+    return [...figures, ...(await cpuSplit(sink, n, straightCpu))];
   } finally {
-    sink.close();
+    for (const stop of stops.reverse()) await stop();
+  }
+}
+
+/** The CPU each email costs an API process and a worker process of their own on one database, one a request, beside the baseline's. */
+async function cpuSplit(sink: Sink, n: number, straightCpu: number): Promise<Figure[]> {
+  const split = await startMailroom({ role: 'api', workers: 1, env: { SMTP_URL: sink.url } });
+  try {
+    await warmUp(sink, split.url);
+    sink.reset();
+    const run = await measured(n, split.pids, async () => {
+      await postEmails(split.url, n, 32);
+      await waitForCount(sink, n);
+    });
+    const [api, worker] = run.cpuPerEmail as [number, number];
+    return [
+      { name: 'CPU per email, API process (accept and store)', value: api, unit: 'ms' },
+      { name: 'CPU per email, worker process (claim, compose, send, record)', value: worker, unit: 'ms' },
+      { name: 'CPU per email, nodemailer straight (baseline)', value: straightCpu, unit: 'ms' },
+      { name: 'CPU per email, worker / baseline', value: worker / straightCpu, unit: 'ratio' },
+    ];
+  } finally {
+    await split.stop();
   }
 }

@@ -16,10 +16,10 @@ import type { Figure } from './delivery.ts';
 import type { ListServerStats } from './list-server.ts';
 import { BENCH_KEY } from './mailroom.ts';
 import { DEFAULT_PROJECT_ID } from '../src/store/projects.ts';
+import { median } from './stats.ts';
 
 const ROUNDS = 3;
 const WARM_UP = 20;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 /** n contacts written straight into a fresh database, as an import would leave them. */
 async function seed(databaseUrl: string, n: number): Promise<void> {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/harness.ts';
@@ -16,8 +16,11 @@ export interface Mailroom {
   stop(): Promise<void>;
 }
 
+/** Node's arguments in `npm start` (`exec node <these>`): its V8 flags, the loader and the program. */
+const START = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').slice(2);
+
 function launch(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  return spawn(process.execPath, [...START, ...args], {
     // The defaults, as `npm start` runs (logs at info included), unless a bench says otherwise.
     env: { ...process.env, MAILROOM_API_KEY: BENCH_KEY, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

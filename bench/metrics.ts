@@ -20,6 +20,7 @@ import type { Figure } from './delivery.ts';
 import { BENCH_KEY, startMailroom } from './mailroom.ts';
 import { DEFAULT_PROJECT_ID } from '../src/store/projects.ts';
 import { postgresSchema } from '../test/support/postgres-schema.ts';
+import { median } from './stats.ts';
 
 const DAYS = 30;
 const DAY = 86_400_000;
@@ -27,7 +28,6 @@ const BATCH = 5_000;
 const ROUNDS = 7;
 const DOMAINS = ['acme.test', 'shop.test', 'news.test', 'billing.test', 'alerts.test'];
 const BROADCASTS = Array.from({ length: 4 }, () => newId());
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 /** One email's events, as a mix of outcomes: mostly delivered, some opened and clicked (a few twice), bounces, delays, complaints. */
 function eventsOf(emailId: string, recipient: string, createdAt: number, random: () => number): EmailEventTable[] {

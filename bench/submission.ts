@@ -10,6 +10,7 @@ import { BENCH_KEY, startMailroom } from './mailroom.ts';
 import { emailPayload } from './payload.ts';
 import { idOf } from '../test/support/submission.ts';
 import { freePort } from '../test/support/harness.ts';
+import { median } from './stats.ts';
 
 /** SMTP connections in the pool, and POST /emails requests in flight: the same for both paths. */
 const CONNECTIONS = 16;
@@ -65,7 +66,6 @@ async function measure(pid: number, n: number, work: () => Promise<void>): Promi
   return { rate: n / seconds, serverCpu: (cpuMs(pid) - serverBefore) / n, clientCpu: (client.user + client.system) / 1000 / n };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
  * One `--role api,smtp` process, as the receiving bench runs: no worker, so no turn shares the cores
