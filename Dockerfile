@@ -34,4 +34,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 3000}/health`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 STOPSIGNAL SIGTERM
 # node itself as PID 1, so that SIGTERM reaches the server (not npm, not a shell).
-CMD ["node", "--import", "tsx", "src/main.ts"]
+CMD ["node", "--max-semi-space-size=32", "--import", "tsx", "src/main.ts"]

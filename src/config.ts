@@ -592,7 +592,7 @@ export function readConfig(env: Env = process.env): Config {
       sendgrid: sendgridKey(env),
     }),
     worker: Object.freeze({
-      concurrency: integer(env, 'WORKER_CONCURRENCY', 64, 1, 1000),
+      concurrency: integer(env, 'WORKER_CONCURRENCY', 128, 1, 1000),
       maxAttempts: integer(env, 'WORKER_MAX_ATTEMPTS', 21, 1, 100),
       pollMs: integer(env, 'WORKER_POLL_MS', 1000, 10, 60_000),
       lockTimeoutMs: integer(env, 'WORKER_LOCK_TIMEOUT_MS', 300_000, 1000, 86_400_000),

@@ -18,12 +18,15 @@ export function byDomain(addresses: string[]): Map<string, { to: string[]; posit
   return groups;
 }
 
+/** What nodemailer is told the raw message's Message-ID is: it only echoes it back, unread. */
+const UNREAD_MESSAGE_ID = '<raw@mailroom>';
+
 /** Below the worker's lock timeout, so a hung server frees its job for a retry. */
 export const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 };
 
 /** A nodemailer transport (pooled or not), as far as one transaction needs it. */
 export interface SmtpSender {
-  sendMail(mail: { envelope: { from: string; to: string[] }; raw: Buffer; signal?: AbortSignal }): Promise<{ accepted: unknown[]; response: string }>;
+  sendMail(mail: { envelope: { from: string; to: string[] }; raw: Buffer; messageId?: string; signal?: AbortSignal }): Promise<{ accepted: unknown[]; response: string }>;
 }
 
 /** What nodemailer's sendMail answers: the envelope as it wrote it, and the server's replies. */
@@ -137,7 +140,8 @@ export class DeliveryError extends Error {
  */
 export async function sendVia(transport: SmtpSender, envelope: { from: string; to: string[] }, raw: Buffer, signal?: AbortSignal): Promise<SendResult> {
   try {
-    const info = (await transport.sendMail({ envelope, raw, signal })) as SentInfo;
+    // The message goes as it is, its Message-ID in it; without one here nodemailer makes one up from random bytes for its answer.
+    const info = (await transport.sendMail({ envelope, raw, messageId: UNREAD_MESSAGE_ID, signal })) as SentInfo;
     const written = info.envelope?.to ?? envelope.to;
     return { recipients: byPosition(envelope.to, written, info.accepted.map(String), info.rejectedErrors ?? [], info.response), response: info.response };
   } catch (error) {
