@@ -78,7 +78,6 @@ export async function importThroughApi(url: string, csv: string, segment: string
   return performance.now() - started;
 }
 
-
 /** Every page cursor of a segment, first to last, walking it once. */
 async function pageCursors(url: string, segment: string): Promise<(string | undefined)[]> {
   const cursors: (string | undefined)[] = [undefined];

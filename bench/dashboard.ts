@@ -11,7 +11,6 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 8);
 const TURN_S = Number(process.env.BENCH_SECONDS ?? 1.5);
 const CONNECTIONS = 8;
 
-
 async function rate(url: string, headers: Record<string, string>, seconds = TURN_S): Promise<number> {
   const result = await autocannon({ url, method: 'GET', connections: CONNECTIONS, duration: seconds, headers });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);

@@ -131,7 +131,7 @@ async function warmUp(sink: Sink, url: string): Promise<void> {
   await waitForCount(sink, WARM_UP);
 }
 
-/** Posting n emails to process `pid` at `url`, one a request and (with `batches`) in batches of 100, each timed until all are in the sink. */
+/** Posting n emails to `server` (its pid measured), one a request and (with `batches`) in batches of 100, each timed until all are in the sink. */
 function contenders(sink: Sink, n: number, server: { url: string; pid: number }, name: string, batches: boolean): Contender[] {
   let offset = 0;
   const timed = async (post: () => Promise<unknown>) => {

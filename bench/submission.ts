@@ -66,7 +66,6 @@ async function measure(pid: number, n: number, work: () => Promise<void>): Promi
   return { rate: n / seconds, serverCpu: (cpuMs(pid) - serverBefore) / n, clientCpu: (client.user + client.system) / 1000 / n };
 }
 
-
 /**
  * One `--role api,smtp` process, as the receiving bench runs: no worker, so no turn shares the cores
  * with the capture of the turn before it; what is measured is acceptance, the same for both paths.
