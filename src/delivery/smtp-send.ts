@@ -18,7 +18,10 @@ export function byDomain(addresses: string[]): Map<string, { to: string[]; posit
   return groups;
 }
 
-/** What nodemailer is told the raw message's Message-ID is: it only echoes it back, unread. */
+/**
+ * The Message-ID nodemailer is given for a raw message, which it sends as it is (its own Message-ID in
+ * it): without one, nodemailer makes one up from random bytes for every send, only to echo it back.
+ */
 const UNREAD_MESSAGE_ID = '<raw@mailroom>';
 
 /** Below the worker's lock timeout, so a hung server frees its job for a retry. */
@@ -140,7 +143,6 @@ export class DeliveryError extends Error {
  */
 export async function sendVia(transport: SmtpSender, envelope: { from: string; to: string[] }, raw: Buffer, signal?: AbortSignal): Promise<SendResult> {
   try {
-    // The message goes as it is, its Message-ID in it; without one here nodemailer makes one up from random bytes for its answer.
     const info = (await transport.sendMail({ envelope, raw, messageId: UNREAD_MESSAGE_ID, signal })) as SentInfo;
     const written = info.envelope?.to ?? envelope.to;
     return { recipients: byPosition(envelope.to, written, info.accepted.map(String), info.rejectedErrors ?? [], info.response), response: info.response };

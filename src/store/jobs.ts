@@ -103,16 +103,16 @@ export async function releaseJobsNotRunning(db: Db, workerId: string, running: s
 }
 
 /**
- * completeJob for each of `ids` that `workerId` still holds, in one statement; the others were handed
- * back or taken over, and are left alone. First in its transaction: resolves with the ids it completed,
- * whose outcomes are then recorded.
+ * Deletes (done, or failed for good) each job of `ids` that `workerId` still holds, in one statement;
+ * the others were handed back or taken over, and are left alone. First in its transaction: resolves
+ * with the ids it deleted, whose outcomes are then recorded.
  */
 export async function completeHeldJobs(tx: Tx, ids: string[], workerId: string): Promise<Set<string>> {
   const rows = await tx.deleteFrom('jobs').where('id', 'in', ids).where('locked_by', '=', workerId).returning('id').execute();
   return new Set(rows.map((row) => row.id));
 }
 
-/** retryJob while `workerId` still holds the job; false, and nothing done, once it was handed back or taken over. */
+/** Unlocks a job that `workerId` still holds to run again at `runAt`, with its error; false, and nothing done, once it was handed back or taken over. */
 export async function retryHeldJob(tx: Db | Tx, id: string, workerId: string, runAt: number, error: string): Promise<boolean> {
   const result = await tx
     .updateTable('jobs')
