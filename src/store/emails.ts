@@ -364,7 +364,7 @@ export async function saveSentMessage(db: Db | Tx, emailId: string, raw: Buffer,
   await db
     .insertInto('sent_messages')
     .values({ email_id: emailId, raw, created_at: at })
-    // excluded.*, not the values again: the message is tens of kilobytes, and would go to the database twice.
+    // excluded.*, not the values again, which would send the message to the database twice.
     .onConflict((oc) => oc.column('email_id').doUpdateSet((eb) => ({ raw: eb.ref('excluded.raw'), created_at: eb.ref('excluded.created_at') })))
     .execute();
 }
