@@ -176,9 +176,6 @@ export function writeLockOf(db: Db): WriteLock | undefined {
   return writeLocks.get(db);
 }
 
-/** Each SQLite connection's page cache, at most: 64 MB. */
-export const PAGE_CACHE_KIB = 65_536;
-
 /** A connection to a SQLite file (or :memory:), set up as every Mailroom connection is. */
 export function openSqlite(url: string): SQLite.Database {
   if (url !== ':memory:') {
@@ -198,9 +195,10 @@ export function openSqlite(url: string): SQLite.Database {
   // blocks requests.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
-  // A page cache of up to 64 MB, not the default 2 MB: a delivery reads and writes the index pages of
-  // six tables, which the default kept evicting (docs/decisions.md). Pages are allocated as they are used.
-  sqlite.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+  // A page cache of up to 64 MB (in KiB when negative), not the default 2 MB: a delivery reads and writes
+  // the index pages of six tables, which the default kept evicting (docs/decisions.md). Pages are
+  // allocated as they are used.
+  sqlite.pragma('cache_size = -65536');
   // Other processes (separate workers) may hold the write lock briefly: wait instead of failing.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
